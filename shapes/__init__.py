@@ -1,0 +1,1 @@
+"""lakegraph's read side: the shapes agents navigate, their renderers and servers."""

@@ -1,0 +1,32 @@
+"""Running the real `lakegraph` console script the way a user does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LAKEGRAPH_")}
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [LAKEGRAPH, *args], capture_output=True, text=True, env=env or clean_env(), cwd=cwd, timeout=timeout
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    """A user-facing failure: non-zero exit, no traceback, one line naming the problem."""
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]

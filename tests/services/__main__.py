@@ -1,0 +1,20 @@
+"""`python -m tests.services install`: prepare, ahead of the run, what the test services need."""
+
+import sys
+
+from tests.services import bigquery_emulator, pubsub_emulator
+from worker.runtime import maven
+from worker.settings import load_settings
+
+
+def install() -> None:
+    cache = load_settings().cache_path
+    print(f"neo4j + gds jars: {maven.resolve(cache / 'maven').lib_dir}")
+    print(f"bigquery emulator: {bigquery_emulator.ensure_venv(cache)}")
+    print(f"pubsub emulator: {pubsub_emulator.emulator_script()}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        sys.exit("usage: python -m tests.services install")
+    install()

@@ -1,0 +1,38 @@
+"""The Celery application: Redis broker and result backend, tasks acknowledged late.
+
+Tasks are level-triggered ("make the graph match this source now"), so a redelivery after a
+crash or a duplicate is harmless; acks_late plus reject_on_worker_lost means a task that was
+running when its worker died is delivered again rather than lost.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from worker.runtime.redis_server import broker_url
+from worker.settings import Settings, load_settings
+
+TASK_MODULES = ["worker.tasks.maintenance"]
+
+
+def create_app(settings: Settings) -> Celery:
+    url = broker_url(settings)
+    app = Celery("lakegraph", include=TASK_MODULES)
+    app.conf.update(
+        broker_url=url,
+        result_backend=url,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        result_expires=3600,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_concurrency=settings.worker.concurrency or None,
+    )
+    return app
+
+
+app = create_app(load_settings())

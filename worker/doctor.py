@@ -1,0 +1,117 @@
+"""`lakegraph doctor`: each engine up, down or off, with its version or the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import duckdb
+from neo4j.exceptions import ClientError
+
+from worker.errors import LakegraphError
+from worker.graph.connection import connect
+from worker.runtime import redis_server
+from worker.runtime.redis_server import broker_url
+from worker.settings import Settings
+from worker.google_clients import bigquery_client
+
+PROBE_TIMEOUT = 5.0
+
+NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
+GDS_VERSION = "RETURN gds.version() AS version"
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    engine: str
+    state: Literal["up", "down", "off"]
+    detail: str
+
+
+def check(settings: Settings) -> list[EngineStatus]:
+    return [
+        *_probe("neo4j", lambda: _neo4j(settings)),
+        *_probe("redis", lambda: _redis(settings)),
+        *_probe("workers", lambda: _workers(settings)),
+        *_probe("warehouse", lambda: _warehouse(settings)),
+        *_probe("pubsub", lambda: _pubsub(settings)),
+    ]
+
+
+def _probe(engine: str, probe: Callable[[], list[EngineStatus]]) -> list[EngineStatus]:
+    try:
+        return probe()
+    except LakegraphError as err:
+        return [EngineStatus(engine, "down", str(err))]
+    except Exception as err:  # an engine's own error type: report it, never crash the report
+        return [EngineStatus(engine, "down", f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}")]
+
+
+def _neo4j(settings: Settings) -> list[EngineStatus]:
+    driver, where = connect(settings)
+    with driver:
+        kernel = driver.execute_query(NEO4J_COMPONENTS, database_=where.database).records[0]
+        origin = "local runtime" if where.local else "configured"
+        statuses = [EngineStatus("neo4j", "up", f"{kernel['version']} {kernel['edition']} at {where.uri} ({origin})")]
+        try:
+            gds = driver.execute_query(GDS_VERSION, database_=where.database).records[0]["version"]
+            statuses.append(EngineStatus("gds", "up", f"Graph Data Science {gds}"))
+        except ClientError as err:
+            statuses.append(EngineStatus("gds", "down", f"GDS plugin not available ({err.code})"))
+    return statuses
+
+
+def _redis(settings: Settings) -> list[EngineStatus]:
+    url = broker_url(settings)
+    client = redis_server.client(url, PROBE_TIMEOUT)
+    try:
+        version = client.info("server")["redis_version"]
+    finally:
+        client.close()
+    origin = "configured" if settings.redis.url.get_secret_value() else "embedded"
+    return [EngineStatus("redis", "up", f"{version} ({origin})")]
+
+
+def _workers(settings: Settings) -> list[EngineStatus]:
+    from worker.celery_app import create_app  # Celery is slow to import; only needed here
+
+    replies = create_app(settings).control.ping(timeout=1.0)
+    if not replies:
+        return [EngineStatus("workers", "down", "no Celery worker answered; is `lakegraph up` running?")]
+    names = sorted(name for reply in replies for name in reply)
+    return [EngineStatus("workers", "up", f"{len(names)} Celery worker(s): {', '.join(names)}")]
+
+
+def _warehouse(settings: Settings) -> list[EngineStatus]:
+    conf = settings.warehouse
+    if conf.engine == "duckdb":
+        path = settings.duckdb_file
+        if not path.exists():
+            return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}; {path} not created yet")]
+        with duckdb.connect(str(path), read_only=True) as con:
+            tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+        return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}, {path}: {tables} tables")]
+    client = bigquery_client(settings)
+    datasets = list(client.list_datasets(max_results=100, timeout=PROBE_TIMEOUT))
+    where = conf.bigquery_endpoint or "BigQuery"
+    return [EngineStatus("warehouse", "up", f"{where}, project {client.project}: {len(datasets)} datasets")]
+
+
+def _pubsub(settings: Settings) -> list[EngineStatus]:
+    conf = settings.pubsub
+    if not conf.subscription:
+        return [EngineStatus("pubsub", "off", "no subscription configured (pubsub.subscription)")]
+    from google.cloud import pubsub_v1  # imported here: slow, and only needed when configured
+
+    from worker.google_clients import pubsub_environment
+
+    with pubsub_environment(settings):
+        subscriber = pubsub_v1.SubscriberClient()
+        path = subscriber.subscription_path(conf.project, conf.subscription)
+        try:
+            found = subscriber.get_subscription(subscription=path, timeout=PROBE_TIMEOUT)
+        finally:
+            subscriber.close()
+    where = conf.emulator_host or "Pub/Sub"
+    return [EngineStatus("pubsub", "up", f"{where}: {path} on topic {found.topic}")]

@@ -1,0 +1,54 @@
+"""Google Cloud clients built from settings: Google's services, or an emulator when an endpoint is set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.auth.exceptions import DefaultCredentialsError
+from google.cloud import bigquery
+
+from worker.errors import LakegraphError
+from worker.settings import Settings
+
+PUBSUB_EMULATOR_ENV = "PUBSUB_EMULATOR_HOST"
+
+
+def bigquery_client(settings: Settings) -> bigquery.Client:
+    conf = settings.warehouse
+    if not conf.bigquery_project:
+        raise LakegraphError("warehouse.bigquery_project is not set")
+    if conf.bigquery_endpoint:  # an emulator: no credentials
+        return bigquery.Client(
+            project=conf.bigquery_project,
+            location=conf.bigquery_location,
+            credentials=AnonymousCredentials(),
+            client_options=ClientOptions(api_endpoint=conf.bigquery_endpoint),
+        )
+    try:
+        return bigquery.Client(project=conf.bigquery_project, location=conf.bigquery_location)
+    except DefaultCredentialsError:
+        raise LakegraphError(
+            "no Google credentials for BigQuery: run `gcloud auth application-default login` "
+            "or set GOOGLE_APPLICATION_CREDENTIALS"
+        ) from None
+
+
+@contextmanager
+def pubsub_environment(settings: Settings) -> Iterator[None]:
+    """Pub/Sub clients find an emulator only through PUBSUB_EMULATOR_HOST; set it while they are built."""
+    host = settings.pubsub.emulator_host
+    previous = os.environ.get(PUBSUB_EMULATOR_ENV)
+    if host:
+        os.environ[PUBSUB_EMULATOR_ENV] = host
+    try:
+        yield
+    finally:
+        if host:
+            if previous is None:
+                os.environ.pop(PUBSUB_EMULATOR_ENV, None)
+            else:
+                os.environ[PUBSUB_EMULATOR_ENV] = previous

@@ -1,0 +1,111 @@
+"""Every label, relationship type, constraint and index name of lakegraph's graph, in one place.
+
+The document-structure graph keys nodes by a hierarchical `uri`; the warehouse metadata graph
+(Neocarta-compatible) keys them by a dotted `id`. `apply()` creates what is missing and reports
+what it did, so running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from neo4j import Driver
+
+
+class Label(StrEnum):
+    LIBRARY = "Library"
+    FOLDER = "Folder"
+    DOCUMENT = "Document"
+    SECTION = "Section"
+    DATABASE = "Database"
+    SCHEMA = "Schema"
+    TABLE = "Table"
+    COLUMN = "Column"
+    BUSINESS_TERM = "BusinessTerm"
+    QUERY = "Query"
+    THEME = "Theme"
+    THEME_RUN = "ThemeRun"
+
+
+class Rel(StrEnum):
+    HAS = "HAS"
+    NEXT_SECTION = "NEXT_SECTION"
+    LINKS_TO = "LINKS_TO"
+    HAS_SCHEMA = "HAS_SCHEMA"
+    HAS_TABLE = "HAS_TABLE"
+    HAS_COLUMN = "HAS_COLUMN"
+    REFERENCES = "REFERENCES"
+    JOINS_WITH = "JOINS_WITH"
+    TAGGED_WITH = "TAGGED_WITH"
+    USES = "USES"
+    IN_THEME = "IN_THEME"
+
+
+DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
+METADATA_LABELS = (
+    Label.DATABASE, Label.SCHEMA, Label.TABLE, Label.COLUMN, Label.BUSINESS_TERM,
+    Label.QUERY, Label.THEME, Label.THEME_RUN,
+)
+
+DOCUMENT_TEXT_INDEX = "document_text"
+TABLE_TEXT_INDEX = "table_text"
+BUSINESS_TERM_INDEX = "business_term_text"
+
+
+@dataclass(frozen=True)
+class SchemaItem:
+    name: str
+    kind: str  # "constraint" or "index"
+    create: str
+
+
+def _unique(label: Label, key: str) -> SchemaItem:
+    name = f"{label.lower()}_{key}_unique"
+    return SchemaItem(
+        name, "constraint",
+        f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{key} IS UNIQUE",
+    )
+
+
+def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...]) -> SchemaItem:
+    on = ", ".join(f"n.{prop}" for prop in properties)
+    return SchemaItem(
+        name, "index",
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{'|'.join(labels)}) ON EACH [{on}]",
+    )
+
+
+SCHEMA: tuple[SchemaItem, ...] = (
+    *(_unique(label, "uri") for label in DOCUMENT_LABELS),
+    *(_unique(label, "id") for label in METADATA_LABELS),
+    _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), ("displayName", "name", "text")),
+    _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description")),
+    _fulltext(BUSINESS_TERM_INDEX, (Label.BUSINESS_TERM,), ("name", "description", "synonyms")),
+)
+
+EXISTING_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
+EXISTING_INDEXES = "SHOW INDEXES YIELD name RETURN name"
+AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    created: list[str]
+    existing: list[str]
+
+
+def apply(driver: Driver, database: str, await_seconds: int = 300) -> SchemaReport:
+    """Create every missing constraint and index, then wait until they are online."""
+    present = {
+        record["name"]
+        for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES)
+        for record in driver.execute_query(query, database_=database).records
+    }
+    created = []
+    for item in SCHEMA:
+        if item.name not in present:
+            driver.execute_query(item.create, database_=database)
+            created.append(item.name)
+    driver.execute_query(AWAIT_INDEXES, seconds=await_seconds, database_=database)
+    return SchemaReport(created=created, existing=[item.name for item in SCHEMA if item.name in present])

@@ -1,0 +1,235 @@
+"""The one settings model: config/lakegraph.toml (every default, documented), a user file, env vars.
+
+Defaults live only in the TOML file so that the documented value and the used value cannot
+drift apart; the model below gives them types and checks.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from worker.errors import LakegraphError
+
+DEFAULTS_FILE = Path(__file__).resolve().parent.parent / "config" / "lakegraph.toml"
+ENV_PREFIX = "LAKEGRAPH_"
+CONFIG_ENV = "LAKEGRAPH_CONFIG"
+USER_FILE_NAME = "lakegraph.toml"
+SIZE_PATTERN = r"^[1-9][0-9]*[kKmMgG]$"
+MASK = "********"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Neo4jSettings(Section):
+    uri: str
+    user: str
+    password: SecretStr
+    database: str
+    bolt_port: int = Field(ge=0, le=65535)
+    heap_size: str = Field(pattern=SIZE_PATTERN)
+    pagecache_size: str = Field(pattern=SIZE_PATTERN)
+    start_timeout: float = Field(gt=0)
+
+    @field_validator("uri")
+    @classmethod
+    def _known_scheme(cls, value: str) -> str:
+        schemes = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+        if value and urlsplit(value).scheme not in schemes:
+            raise ValueError(f"must be empty or a URI with a scheme in {', '.join(schemes)}")
+        return value
+
+
+class RedisSettings(Section):
+    url: SecretStr
+
+    @field_validator("url")
+    @classmethod
+    def _known_scheme(cls, value: SecretStr) -> SecretStr:
+        schemes = ("redis", "rediss", "redis+socket")
+        url = value.get_secret_value()
+        if url and urlsplit(url).scheme not in schemes:
+            raise ValueError(f"must be empty or a URL with a scheme in {', '.join(schemes)}")
+        return value
+
+
+class WarehouseSettings(Section):
+    engine: Literal["duckdb", "bigquery"]
+    duckdb_path: Path
+    bigquery_project: str
+    bigquery_datasets: list[str]
+    bigquery_location: str
+    bigquery_endpoint: str
+
+
+class PubsubSettings(Section):
+    project: str
+    subscription: str
+    emulator_host: str
+
+
+class WorkerSettings(Section):
+    concurrency: int = Field(ge=0)
+
+
+class Settings(BaseSettings):
+    """Effective settings. Build with `load_settings()`, which turns validation errors into one line."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    state_dir: Path
+    cache_dir: Path | Literal[""]
+    log_level: Literal["debug", "info", "warning", "error"]
+    neo4j: Neo4jSettings
+    redis: RedisSettings
+    warehouse: WarehouseSettings
+    pubsub: PubsubSettings
+    worker: WorkerSettings
+
+    # The user file in force; set on the subclass that load_settings builds, not a config key.
+    user_file: ClassVar[Path | None] = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls.user_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.user_file))
+        sources.append(TomlConfigSettingsSource(settings_cls, toml_file=DEFAULTS_FILE))
+        return tuple(sources)
+
+    @cached_property
+    def state_path(self) -> Path:
+        return self.state_dir.expanduser().resolve()
+
+    @cached_property
+    def cache_path(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser().resolve()
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        return (Path(xdg) if xdg else Path.home() / ".cache") / "lakegraph"
+
+    @cached_property
+    def duckdb_file(self) -> Path:
+        return self.state_path / self.warehouse.duckdb_path.expanduser()
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as plain data with every secret (and URL credential) masked."""
+        data = self.model_dump(mode="python")
+        data["neo4j"]["password"] = MASK if self.neo4j.password.get_secret_value() else ""
+        data["redis"]["url"] = mask_url(self.redis.url.get_secret_value())
+        return _plain(data)
+
+
+def mask_url(url: str) -> str:
+    """Hide the password in a URL such as redis://:secret@host:6379/0."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:{MASK}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, SecretStr):
+        return MASK if value.get_secret_value() else ""
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def user_config_file(explicit: Path | None = None) -> Path | None:
+    """The user file in force: --config, else $LAKEGRAPH_CONFIG, else ./lakegraph.toml if present."""
+    if explicit is not None:
+        chosen = explicit
+    elif os.environ.get(CONFIG_ENV):
+        chosen = Path(os.environ[CONFIG_ENV])
+    else:
+        local = Path.cwd() / USER_FILE_NAME
+        return local if local.is_file() else None
+    if not chosen.is_file():
+        raise LakegraphError(f"config file {chosen} does not exist")
+    return chosen
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Read every source, check it, and return the settings — or raise one clear LakegraphError."""
+    user_file = user_config_file(config_file)
+    _check_environment()
+
+    bound = type("Settings", (Settings,), {"user_file": user_file, "__module__": __name__})
+    try:
+        return bound(**overrides)
+    except ValidationError as err:
+        raise LakegraphError(_describe(err, user_file)) from None
+    except ValueError as err:  # unparsable TOML or env JSON
+        raise LakegraphError(f"config: {err}") from None
+
+
+def _allowed_keys(path: tuple[str | int, ...]) -> list[str]:
+    model: type[BaseModel] = Settings
+    for part in path:
+        annotation = model.model_fields[str(part)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _describe(err: ValidationError, user_file: Path | None) -> str:
+    problems = []
+    for item in err.errors():
+        loc = tuple(item["loc"])
+        key = ".".join(str(part) for part in loc)
+        if item["type"] == "extra_forbidden":
+            allowed = ", ".join(_allowed_keys(loc[:-1]))
+            problems.append(f"unknown key '{key}' (allowed here: {allowed})")
+        elif item["type"] == "missing":
+            problems.append(f"key '{key}' is missing from {DEFAULTS_FILE}")
+        else:
+            problems.append(f"bad value for '{key}' ({item['input']!r}): {item['msg']}")
+    where = f" (user file {user_file})" if user_file else ""
+    return "config" + where + ": " + "; ".join(problems)
+
+
+def _check_environment() -> None:
+    """pydantic-settings ignores unknown LAKEGRAPH_* variables; a typo there must not pass silently."""
+    known = {CONFIG_ENV}
+    for name, field in Settings.model_fields.items():
+        known.add(ENV_PREFIX + name.upper())
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            known.update(f"{ENV_PREFIX}{name.upper()}__{sub.upper()}" for sub in annotation.model_fields)
+    unknown = sorted(key for key in os.environ if key.upper().startswith(ENV_PREFIX) and key.upper() not in known)
+    if unknown:
+        raise LakegraphError(
+            f"config: unknown environment variable {', '.join(unknown)} "
+            f"(allowed: LAKEGRAPH_<KEY> or LAKEGRAPH_<SECTION>__<KEY>, e.g. LAKEGRAPH_NEO4J__URI)"
+        )

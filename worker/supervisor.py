@@ -1,0 +1,156 @@
+"""`lakegraph up`: the whole stack as supervised child processes, stopped cleanly on SIGINT/SIGTERM.
+
+Local engines (Neo4j + GDS, Redis) start only where none is configured. Children that crash are
+restarted with backoff; every child dies with the supervisor (PR_SET_PDEATHSIG), so even a killed
+supervisor leaves no orphan JVM or redis-server behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worker.graph import schema
+from worker.graph.connection import connect
+from worker.runtime import neo4j_server, redis_server
+from worker.runtime.processes import die_with_parent, stop_pid
+from worker.settings import Settings
+
+CHILD_STOP_TIMEOUT = 4.0
+MAX_BACKOFF = 30.0
+HEALTHY_AFTER = 60.0  # a child that ran this long has its backoff reset
+
+
+@dataclass
+class Child:
+    """One supervised process and its restart bookkeeping."""
+
+    name: str
+    argv: list[str]
+    process: subprocess.Popen | None = None
+    restarts: int = 0
+    started_at: float = 0.0
+    next_start: float = 0.0
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    env: dict[str, str]
+    say: Callable[[str], None]
+    children: list[Child] = field(default_factory=list)
+    owns_neo4j: bool = False
+    owns_redis: bool = False
+    stopping: threading.Event = field(default_factory=threading.Event)
+    started: bool = False
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.settings.state_path / "logs"
+
+    def start_engines(self) -> None:
+        if not self.settings.neo4j.uri:
+            began = time.monotonic()
+            running = neo4j_server.start(self.settings, supervised=True)
+            self.owns_neo4j = True
+            self.say(f"neo4j   local runtime {running.uri} (pid {running.pid}) in {time.monotonic() - began:.1f} s")
+        if not self.settings.redis.url.get_secret_value():
+            running = redis_server.start(self.settings, supervised=True)
+            self.owns_redis = True
+            self.say(f"redis   embedded {running.url} (pid {running.pid})")
+        driver, where = connect(self.settings)
+        with driver:
+            report = schema.apply(driver, where.database)
+        self.say(f"schema  {len(report.created)} created, {len(report.existing)} already present")
+
+    def spawn(self, child: Child) -> None:
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.logs_dir / f"{child.name}.log", "ab") as log:
+            child.process = subprocess.Popen(
+                child.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=self.env, preexec_fn=die_with_parent,
+            )
+        child.started_at = time.monotonic()
+
+    def watch(self) -> None:
+        """Restart children that exit, with exponential backoff, until asked to stop."""
+        while not self.stopping.wait(0.5):
+            for child in self.children:
+                if child.process is not None and child.process.poll() is not None:
+                    code = child.process.returncode
+                    child.process = None
+                    if time.monotonic() - child.started_at > HEALTHY_AFTER:
+                        child.restarts = 0
+                    delay = min(2.0**child.restarts, MAX_BACKOFF)
+                    child.restarts += 1
+                    child.next_start = time.monotonic() + delay
+                    self.say(f"{child.name} exited with {code}; restarting in {delay:.0f} s")
+                if child.process is None and time.monotonic() >= child.next_start:
+                    self.spawn(child)
+
+    def shutdown(self) -> None:
+        self.stopping.set()
+        for child in self.children:
+            if child.process is not None and child.process.poll() is None:
+                child.process.send_signal(signal.SIGTERM)
+        for child in self.children:
+            if child.process is not None:
+                stop_pid(child.process.pid, CHILD_STOP_TIMEOUT)
+                child.process.wait()
+        stoppers = []
+        if self.owns_redis:
+            stoppers.append(threading.Thread(target=redis_server.stop, args=(self.settings,)))
+        if self.owns_neo4j:
+            stoppers.append(threading.Thread(target=neo4j_server.stop, args=(self.settings,)))
+        for thread in stoppers:
+            thread.start()
+        for thread in stoppers:
+            thread.join()
+
+
+def child_env(settings: Settings) -> dict[str, str]:
+    """Children read the same settings: pin the state folder (and user file) by absolute path."""
+    env = {**os.environ, "LAKEGRAPH_STATE_DIR": str(settings.state_path)}
+    if settings.user_file is not None:
+        env["LAKEGRAPH_CONFIG"] = str(Path(settings.user_file).resolve())
+    return env
+
+
+def children(settings: Settings) -> list[Child]:
+    celery = [sys.executable, "-m", "celery", "-A", "worker.celery_app"]
+    return [
+        Child("worker", [*celery, "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"]),
+    ]
+
+
+def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack], None]) -> None:
+    """Start everything, call `ready`, supervise until SIGINT/SIGTERM, then stop everything."""
+    stack = Stack(settings, child_env(settings), say, children(settings))
+
+    def request_stop(signum: int, _frame: object) -> None:
+        stack.stopping.set()
+        if not stack.started:  # abort a start-up in progress; `finally` cleans up
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stack.start_engines()
+        for child in stack.children:
+            stack.spawn(child)
+        stack.started = True
+        ready(stack)
+        stack.watch()
+        say("stopping")
+    finally:
+        began = time.monotonic()
+        stack.shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        say(f"stopped in {time.monotonic() - began:.1f} s")

@@ -1,0 +1,1 @@
+"""Celery tasks. Each makes the graph match a source's current state, so retries are harmless."""

@@ -1,0 +1,30 @@
+"""Per-worker-process resources: settings and one Neo4j driver, opened on first use."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from neo4j import Driver
+from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
+
+from worker.errors import EngineUnavailable
+from worker.graph.connection import GraphTarget, connect
+from worker.settings import Settings, load_settings
+
+# Errors worth retrying with backoff: the engine is restarting or briefly unreachable.
+TRANSIENT_ERRORS = (
+    EngineUnavailable,
+    ServiceUnavailable, SessionExpired, TransientError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+@cache
+def settings() -> Settings:
+    return load_settings()
+
+
+@cache
+def graph() -> tuple[Driver, GraphTarget]:
+    return connect(settings())
