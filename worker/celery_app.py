@@ -15,24 +15,32 @@ from worker.settings import Settings, load_settings
 TASK_MODULES = ["worker.tasks.maintenance"]
 
 
-def create_app(settings: Settings) -> Celery:
+def celery_config(settings: Settings) -> dict[str, object]:
     url = broker_url(settings)
-    app = Celery("lakegraph", include=TASK_MODULES)
-    app.conf.update(
-        broker_url=url,
-        result_backend=url,
-        task_serializer="json",
-        result_serializer="json",
-        accept_content=["json"],
-        task_acks_late=True,
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
-        result_expires=3600,
-        broker_connection_retry_on_startup=True,
-        worker_hijack_root_logger=False,
-        worker_concurrency=settings.worker.concurrency or None,
-    )
+    return {
+        "broker_url": url,
+        "result_backend": url,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "result_expires": 3600,
+        "broker_connection_retry_on_startup": True,
+        "worker_hijack_root_logger": False,
+        "worker_concurrency": settings.worker.concurrency or None,
+    }
+
+
+def create_app(settings: Settings) -> Celery:
+    """A client app for explicit settings (doctor, tests); tasks are sent to it by name."""
+    app = Celery("lakegraph", set_as_current=False)
+    app.conf.update(celery_config(settings))
     return app
 
 
-app = create_app(load_settings())
+# The worker's app. Its configuration is read lazily, on first use, so importing task modules
+# needs no running Redis.
+app = Celery("lakegraph", include=TASK_MODULES)
+app.add_defaults(lambda: celery_config(load_settings()))

@@ -1,0 +1,70 @@
+"""`lakegraph up` on an empty state folder: ready, every local engine up, and a clean stop."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers import LAKEGRAPH, run_cli
+from tests.integration.test_neo4j_runtime import runtime_env
+from worker.runtime.processes import is_alive
+
+pytestmark = pytest.mark.timeout(300)
+READY = re.compile(r"ready in ([0-9.]+) s")
+
+
+def start_up(env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
+    process = subprocess.Popen([LAKEGRAPH, "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line.rstrip())
+        if READY.search(line):
+            return process, lines
+    raise AssertionError("lakegraph up exited before ready:\n" + "\n".join(lines))
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_up_reaches_ready_and_stops_everything_within_ten_seconds(tmp_path: Path, stop_signal: signal.Signals) -> None:
+    env = runtime_env(tmp_path)
+    process, lines = start_up(env)
+    try:
+        family = psutil.Process(process.pid).children(recursive=True)
+        names = " ".join(" ".join(child.cmdline()) for child in family)
+        assert "CommunityEntryPoint" in names and "redis-server" in names and "celery" in names
+
+        deadline = time.monotonic() + 60
+        while True:  # the Celery worker needs a moment to connect after `ready`
+            doctor = run_cli("doctor", "--json", env=env)
+            states = {row["engine"]: row["state"] for row in json.loads(doctor.stdout)}
+            if states.get("workers") == "up" or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert states == {"neo4j": "up", "gds": "up", "redis": "up", "workers": "up", "warehouse": "up", "pubsub": "off"}
+        assert doctor.returncode == 0
+    finally:
+        began = time.monotonic()
+        process.send_signal(stop_signal)
+        process.wait(timeout=30)
+        took = time.monotonic() - began
+    print(f"\n{lines[-2] if len(lines) > 1 else ''} {lines[-1]}; stop took {took:.1f} s")
+    assert took < 10
+    assert process.returncode == 0
+    assert [child.pid for child in family if is_alive(child.pid)] == []
+
+
+def test_killed_supervisor_leaves_no_orphans(tmp_path: Path) -> None:
+    process, _ = start_up(runtime_env(tmp_path))
+    family = psutil.Process(process.pid).children(recursive=True)
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 15
+    while any(is_alive(child.pid) for child in family) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [" ".join(child.cmdline()[:2]) for child in family if is_alive(child.pid)] == []
