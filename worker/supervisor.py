@@ -20,10 +20,11 @@ from pathlib import Path
 from worker.graph import schema
 from worker.graph.connection import connect
 from worker.runtime import neo4j_server, redis_server
-from worker.runtime.processes import die_with_parent, stop_pid
+from worker.runtime.processes import die_with_parent, stop_pid, wait_until
 from worker.settings import Settings
 
 CHILD_STOP_TIMEOUT = 4.0
+WORKER_READY_TIMEOUT = 60.0
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 60.0  # a child that ran this long has its backoff reset
 
@@ -78,6 +79,20 @@ class Stack:
                 env=self.env, preexec_fn=die_with_parent,
             )
         child.started_at = time.monotonic()
+
+    def wait_for_workers(self) -> None:
+        """`ready` means a Celery worker answers, not merely that its process exists."""
+        from worker.celery_app import create_app  # Celery is slow to import; only `up` needs it here
+
+        app = create_app(self.settings)
+        worker = next(child for child in self.children if child.name == "worker")
+        wait_until(
+            lambda: bool(app.control.ping(timeout=0.5)),
+            WORKER_READY_TIMEOUT,
+            "the Celery worker",
+            alive=lambda: worker.process is not None and worker.process.poll() is None,
+            why_dead=lambda: f" (see {self.logs_dir / 'worker.log'})",
+        )
 
     def watch(self) -> None:
         """Restart children that exit, with exponential backoff, until asked to stop."""
@@ -144,6 +159,7 @@ def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack],
         stack.start_engines()
         for child in stack.children:
             stack.spawn(child)
+        stack.wait_for_workers()
         stack.started = True
         ready(stack)
         stack.watch()
