@@ -12,7 +12,7 @@ from celery import Celery
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
-TASK_MODULES = ["worker.tasks.maintenance"]
+TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents"]
 
 
 def celery_config(settings: Settings) -> dict[str, object]:
@@ -30,6 +30,12 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
         "worker_concurrency": settings.worker.concurrency or None,
+        "beat_schedule": {
+            "reconcile-documents": {
+                "task": "lakegraph.reconcile_documents",
+                "schedule": settings.documents.reconcile_interval,
+            },
+        },
     }
 
 

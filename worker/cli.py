@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from worker import doctor as doctor_module
@@ -25,8 +26,6 @@ err = Console(stderr=True, soft_wrap=True)
 # Commands of the design that later issues build; they say so instead of pretending to work.
 PLANNED: dict[str, tuple[int, str]] = {
     "demo": (7, "make the demo dataset if absent, then `up` on it"),
-    "load": (3, "one-shot load of document roots or the warehouse"),
-    "links": (3, "list cross-references, --broken for unresolved ones"),
     "outline": (5, "table of contents from the library or any URI"),
     "search": (5, "scoped full-text search over documents and sections"),
     "themes": (6, "Leiden themes of the link graph"),
@@ -37,7 +36,6 @@ PLANNED: dict[str, tuple[int, str]] = {
     "coverage": (5, "terms no document mentions"),
     "cypher": (5, "read-only Cypher"),
     "sql": (5, "read-only, budgeted warehouse SQL"),
-    "errors": (8, "parked work, listed and replayable"),
     "serve": (5, "MCP and HTTP servers"),
 }
 
@@ -156,7 +154,7 @@ def up(ctx: Context) -> None:
         out.print(f"[bold green]ready[/] in {time.monotonic() - began:.1f} s ({names}); Ctrl-C stops everything")
         out.print(f"logs in {stack.logs_dir}")
 
-    supervisor.run(ctx.settings, say=lambda line: out.print(line, highlight=False), ready=ready)
+    supervisor.run(ctx.settings, say=lambda line: out.print(line, highlight=False, markup=False), ready=ready)
 
 
 @cli.command()
@@ -173,10 +171,166 @@ def doctor(ctx: Context, as_json: bool) -> None:
             table.add_column(column)
         colors = {"up": "green", "down": "red", "off": "dim"}
         for status in statuses:
-            table.add_row(status.engine, f"[{colors[status.state]}]{status.state}[/]", status.detail)
+            table.add_row(status.engine, f"[{colors[status.state]}]{status.state}[/]", escape(status.detail))
         out.print(table)
     if any(status.state == "down" for status in statuses):
         sys.exit(1)
+
+
+@cli.group()
+def load() -> None:
+    """One-shot loads, then exit."""
+
+
+@load.command("docs")
+@click.argument("roots", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_context
+def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
+    """Load document libraries (ROOT: PATH or NAME=PATH; default: documents.libraries)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from worker.documents.loader import load as load_documents
+    from worker.documents.sync import DocumentSync
+
+    settings = with_roots(ctx.settings, roots)
+    if not settings.documents.libraries:
+        raise LakegraphError("no document library: pass ROOT arguments or set documents.libraries")
+    driver, where = connect(settings)
+    with driver:
+        schema.apply(driver, where.database)
+        sync = DocumentSync(settings, driver, where.database)
+        columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, disable=as_json) as bars:
+            tasks: dict[str, object] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = bars.add_task(stage, total=total)
+                bars.update(tasks[stage], completed=done, total=total)
+
+            report = load_documents(sync, progress)
+    if as_json:
+        emit_json({**report.__dict__, "sections_per_second": report.sections_per_second})
+        return
+    out.print(
+        f"{report.documents} documents, {report.sections} sections in {report.seconds:.1f} s "
+        f"({report.sections_per_second:,.0f} sections/s): {report.written} written, {report.unchanged} unchanged, "
+        f"{report.deleted} deleted, {report.skipped} skipped, {report.conflicts} conflicts; "
+        f"{report.linked} links resolved, {report.unresolved} unresolved",
+        highlight=False,
+    )
+    if report.skipped or report.conflicts or report.unresolved:
+        out.print("see `lakegraph errors` and `lakegraph links --broken`")
+
+
+@load.command("warehouse")
+def load_warehouse() -> None:
+    """Warehouse metadata, glossary and query log (not built yet: issue #4)."""
+    raise LakegraphError("`lakegraph load warehouse` is not built yet (tracked in issue #4)")
+
+
+def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
+    """Settings whose libraries are the given roots (NAME=PATH, or PATH named after its folder)."""
+    if not roots:
+        return settings
+    from worker.documents.slugs import name_slug
+    from worker.settings import LibrarySettings
+
+    chosen = []
+    for root in roots:
+        name, _, path = root.rpartition("=")
+        folder = Path(path).expanduser()
+        if not folder.is_dir():
+            raise LakegraphError(f"{folder} is not a folder")
+        chosen.append(LibrarySettings(name=name or name_slug(folder.resolve().name), root=folder))
+    documents = settings.documents.model_copy(update={"libraries": chosen})
+    return settings.model_copy(update={"documents": documents})
+
+
+@cli.command()
+@click.option("--broken", is_flag=True, help="List unresolved links with the reason.")
+@click.option("--under", default="", help="Only links written under this URI.")
+@click.option("--limit", default=100, show_default=True, help="Rows to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_context
+def links(ctx: Context, broken: bool, under: str, limit: int, as_json: bool) -> None:
+    """Cross-references: resolved ones, or with --broken the unresolved ones and why."""
+    from shapes.links import list_links, render
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        listing = list_links(driver, where.database, broken, under, limit)
+    if as_json:
+        emit_json(listing.__dict__)
+    else:
+        out.print(render(listing), highlight=False, markup=False)
+
+
+@cli.command()
+@click.option("--replay", "replay_id", help="Run the task that repairs this problem's key again.")
+@click.option("--source", help="Only problems of this source (documents, warehouse, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_context
+def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: bool) -> None:
+    """Recorded problems: skipped inputs, warnings, failed work; --replay ID re-runs one."""
+    from worker import problems
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        if replay_id:
+            problem = problems.get(driver, where.database, replay_id)
+            if problem is None:
+                raise LakegraphError(f"no recorded problem {replay_id!r}; `lakegraph errors` lists them")
+            from worker.celery_app import create_app
+
+            result = create_app(ctx.settings).send_task(problem.task, args=problem.args)
+            out.print(f"replaying {problem.task}{tuple(problem.args)} as task {result.id}", highlight=False)
+            try:
+                outcome = result.get(timeout=120)
+            except Exception as error:
+                raise LakegraphError(f"replay of {problem.id} failed: {type(error).__name__}: {error}") from None
+            out.print(f"done: {outcome}", highlight=False)
+            return
+        found = problems.listing(driver, where.database, source)
+    if as_json:
+        emit_json([problem.__dict__ for problem in found])
+        return
+    out.print(f"{len(found)} recorded problem(s)")
+    for problem in found:
+        out.print(
+            f"{problem.id}  {problem.kind:<8} {problem.source}  {problem.key}\n"
+            f"    {problem.reason} (seen {problem.occurrences}x, last {problem.last_seen})",
+            highlight=False, markup=False,
+        )
+
+
+@cli.command()
+@pass_context
+def watch(ctx: Context) -> None:
+    """Watch the document libraries and enqueue a sync task per changed path (run by `up`)."""
+    import signal as signals
+
+    from worker.celery_app import create_app
+    from worker.documents.watcher import RECONCILE, Job, Watchers
+
+    app = create_app(ctx.settings)
+
+    def send(job: Job) -> None:
+        app.send_task(job.task, args=[job.library, job.relpath])
+
+    watchers = Watchers(ctx.settings, send)
+    if not watchers.libraries:
+        raise LakegraphError("no document library to watch: set documents.libraries")
+    watchers.start()
+    app.send_task(RECONCILE)  # repair whatever changed while nobody watched
+    for sig in (signals.SIGINT, signals.SIGTERM):
+        signals.signal(sig, lambda *_: watchers.stopping.set())
+    names = ", ".join(f"{library.name} ({library.root})" for library in watchers.libraries)
+    out.print(f"watching {names}", highlight=False, markup=False)
+    watchers.run()
+    watchers.stop()
+    out.print(f"stopped after sending {watchers.sent} task(s)")
 
 
 def _planned(name: str, issue: int, summary: str) -> click.Command:
@@ -196,7 +350,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except LakegraphError as error:
-        err.print(f"[bold red]error:[/] {error}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
         sys.exit(1)
     except click.exceptions.Abort:
         err.print("aborted")
@@ -206,3 +360,7 @@ def main() -> None:
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -81,6 +81,37 @@ class PubsubSettings(Section):
     emulator_host: str
 
 
+class LibrarySettings(Section):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    root: Path
+
+
+class DocumentsSettings(Section):
+    libraries: list[LibrarySettings]
+    extensions: list[str]
+    max_file_bytes: int = Field(gt=0)
+    coalesce_ms: int = Field(ge=0)
+    id_schemes: list[str]
+    reconcile_interval: float = Field(gt=0)
+
+    @field_validator("libraries")
+    @classmethod
+    def _unique_names(cls, value: list[LibrarySettings]) -> list[LibrarySettings]:
+        names = [library.name for library in value]
+        if len(names) != len(set(names)):
+            raise ValueError(f"library names must be unique, got {names}")
+        return value
+
+    @field_validator("extensions")
+    @classmethod
+    def _supported(cls, value: list[str]) -> list[str]:
+        supported = {".md", ".markdown", ".html", ".htm", ".pdf"}
+        unknown = sorted(set(value) - supported)
+        if unknown:
+            raise ValueError(f"unsupported {unknown}; allowed: {', '.join(sorted(supported))}")
+        return value
+
+
 class WorkerSettings(Section):
     concurrency: int = Field(ge=0)
 
@@ -99,6 +130,7 @@ class Settings(BaseSettings):
     redis: RedisSettings
     warehouse: WarehouseSettings
     pubsub: PubsubSettings
+    documents: DocumentsSettings
     worker: WorkerSettings
 
     # The user file in force; set on the subclass that load_settings builds, not a config key.

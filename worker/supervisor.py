@@ -140,9 +140,14 @@ def child_env(settings: Settings) -> dict[str, str]:
 
 def children(settings: Settings) -> list[Child]:
     celery = [sys.executable, "-m", "celery", "-A", "worker.celery_app"]
-    return [
+    schedule = settings.state_path / "celerybeat-schedule"
+    found = [
         Child("worker", [*celery, "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"]),
+        Child("beat", [*celery, "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
+    if settings.documents.libraries:
+        found.append(Child("watch", [sys.executable, "-m", "worker.cli", "watch"]))
+    return found
 
 
 def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack], None]) -> None:

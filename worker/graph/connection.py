@@ -42,7 +42,8 @@ def connect(settings: Settings) -> tuple[Driver, GraphTarget]:
     where = target(settings)
     try:
         driver = GraphDatabase.driver(
-            where.uri, auth=(where.user, where.password), connection_timeout=CONNECT_TIMEOUT
+            where.uri, auth=(where.user, where.password), connection_timeout=CONNECT_TIMEOUT,
+            notifications_min_severity="OFF",  # "property does not exist yet" on an empty graph is noise
         )
     except (ConfigurationError, ValueError) as err:
         raise LakegraphError(f"bad Neo4j URI {where.uri!r}: {err}") from None

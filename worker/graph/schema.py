@@ -26,12 +26,15 @@ class Label(StrEnum):
     QUERY = "Query"
     THEME = "Theme"
     THEME_RUN = "ThemeRun"
+    UNRESOLVED_LINK = "UnresolvedLink"
+    PROBLEM = "Problem"
 
 
 class Rel(StrEnum):
     HAS = "HAS"
     NEXT_SECTION = "NEXT_SECTION"
     LINKS_TO = "LINKS_TO"
+    HAS_UNRESOLVED = "HAS_UNRESOLVED"
     HAS_SCHEMA = "HAS_SCHEMA"
     HAS_TABLE = "HAS_TABLE"
     HAS_COLUMN = "HAS_COLUMN"
@@ -45,7 +48,7 @@ class Rel(StrEnum):
 DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
 METADATA_LABELS = (
     Label.DATABASE, Label.SCHEMA, Label.TABLE, Label.COLUMN, Label.BUSINESS_TERM,
-    Label.QUERY, Label.THEME, Label.THEME_RUN,
+    Label.QUERY, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM,
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"
@@ -68,6 +71,11 @@ def _unique(label: Label, key: str) -> SchemaItem:
     )
 
 
+def _range(label: Label, key: str) -> SchemaItem:
+    name = f"{label.lower()}_{key}"
+    return SchemaItem(name, "index", f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{key})")
+
+
 def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...]) -> SchemaItem:
     on = ", ".join(f"n.{prop}" for prop in properties)
     return SchemaItem(
@@ -79,6 +87,11 @@ def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...])
 SCHEMA: tuple[SchemaItem, ...] = (
     *(_unique(label, "uri") for label in DOCUMENT_LABELS),
     *(_unique(label, "id") for label in METADATA_LABELS),
+    _range(Label.DOCUMENT, "path_key"),
+    _range(Label.DOCUMENT, "doc_id"),
+    _range(Label.SECTION, "doc_uri"),
+    _range(Label.UNRESOLVED_LINK, "key"),
+    _range(Label.PROBLEM, "key"),
     _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), ("displayName", "name", "text")),
     _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description")),
     _fulltext(BUSINESS_TERM_INDEX, (Label.BUSINESS_TERM,), ("name", "description", "synonyms")),

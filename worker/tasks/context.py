@@ -7,6 +7,7 @@ from functools import cache
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
+from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
 from worker.settings import Settings, load_settings
@@ -28,3 +29,9 @@ def settings() -> Settings:
 @cache
 def graph() -> tuple[Driver, GraphTarget]:
     return connect(settings())
+
+
+@cache
+def documents() -> DocumentSync:
+    driver, where = graph()
+    return DocumentSync(settings(), driver, where.database)

@@ -1,0 +1,58 @@
+"""Cross-references as data: resolved links, and unresolved ones with the reason (`lakegraph links`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neo4j import Driver
+
+from worker.graph.schema import Label, Rel
+
+RESOLVED = f"""
+MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
+WHERE s.uri STARTS WITH $under
+RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found
+ORDER BY source, l.ordinal
+LIMIT $limit
+"""
+UNRESOLVED = f"""
+MATCH (u:{Label.UNRESOLVED_LINK})
+WHERE u.source STARTS WITH $under
+RETURN u.source AS source, u.href AS href, u.reason AS reason
+ORDER BY source, u.ordinal
+LIMIT $limit
+"""
+COUNTS = f"""
+CALL () {{ MATCH (s)-[l:{Rel.LINKS_TO}]->() WHERE s.uri STARTS WITH $under RETURN count(l) AS resolved }}
+CALL () {{ MATCH (u:{Label.UNRESOLVED_LINK}) WHERE u.source STARTS WITH $under RETURN count(u) AS unresolved }}
+RETURN resolved, unresolved
+"""
+
+
+@dataclass(frozen=True)
+class LinkListing:
+    resolved: int
+    unresolved: int
+    rows: list[dict]
+    broken: bool
+
+
+def list_links(driver: Driver, database: str, broken: bool, under: str = "", limit: int = 100) -> LinkListing:
+    counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
+    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, limit=limit, database_=database).records
+    return LinkListing(counts["resolved"], counts["unresolved"], [dict(row) for row in rows], broken)
+
+
+def render(listing: LinkListing) -> str:
+    lines = [f"{listing.resolved} resolved links, {listing.unresolved} unresolved"]
+    for row in listing.rows:
+        if listing.broken:
+            lines.append(f"{row['source']}  {row['href']}  ({row['reason']})")
+        else:
+            flag = "" if row["anchor_found"] else "  (anchor not found: ends at the document)"
+            lines.append(f"{row['source']} → {row['target']}{flag}")
+    shown = len(listing.rows)
+    total = listing.unresolved if listing.broken else listing.resolved
+    if shown < total:
+        lines.append(f"… {total - shown} more (raise --limit)")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The document-structure graph: parsing files, building URIs, resolving links, writing, watching."""

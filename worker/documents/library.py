@@ -1,0 +1,86 @@
+"""A document library on disk: which files belong to it, and what an editor's noise looks like."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from worker.settings import Settings
+
+# Editor temp, swap and backup files, partial downloads: never documents.
+IGNORED_NAMES = ("*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "~$*", "*.tmp", "*.part", "*.crdownload", "4913")
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    root: Path
+    extensions: tuple[str, ...]
+
+    def relpath(self, path: Path) -> str | None:
+        """The library-relative POSIX path of a file lakegraph should load, else None."""
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(self.root)
+        except ValueError:
+            return None
+        posix = relative.as_posix()
+        return posix if posix != "." and self.accepts(posix) else None
+
+    def accepts(self, relpath: str) -> bool:
+        parts = PurePosixPath(relpath).parts
+        if any(part.startswith(".") for part in parts):
+            return False
+        name = parts[-1]
+        if any(fnmatch.fnmatch(name, pattern) for pattern in IGNORED_NAMES):
+            return False
+        return name.lower().endswith(self.extensions)
+
+    def folder_relpath(self, path: Path) -> str | None:
+        """The library-relative path of a folder inside the library ('' for the root), else None."""
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        relative = "" if relative == "." else relative
+        if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+            return None
+        return relative
+
+    def path(self, relpath: str) -> Path:
+        return self.root / relpath
+
+    def walk(self, on_loop: callable) -> Iterator[str]:
+        """Every document's relpath, following symlinks but never round a loop (reported to on_loop)."""
+        seen: set[tuple[int, int]] = set()
+        for folder, dirs, files in os.walk(self.root, followlinks=True):
+            stat = os.stat(folder)
+            key = (stat.st_dev, stat.st_ino)
+            if key in seen:
+                on_loop(Path(folder))
+                dirs[:] = []
+                continue
+            seen.add(key)
+            dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+            for name in sorted(files):
+                relpath = self.relpath(Path(folder) / name)
+                if relpath is not None:
+                    yield relpath
+
+
+def libraries(settings: Settings) -> list[Library]:
+    conf = settings.documents
+    return [
+        Library(entry.name, Path(os.path.abspath(entry.root.expanduser())), tuple(conf.extensions))
+        for entry in conf.libraries
+    ]
+
+
+def find(libraries_: list[Library], path: Path) -> tuple[Library, str] | None:
+    for library in libraries_:
+        relpath = library.relpath(path)
+        if relpath is not None:
+            return library, relpath
+    return None

@@ -1,0 +1,129 @@
+"""The full load (`lakegraph load docs`): every library parsed in parallel, written in batches,
+links resolved once every document exists, and documents no longer on disk removed."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from worker import problems
+from worker.documents.library import Library
+from worker.documents.source import DocumentRecord, Skipped, read
+from worker.documents.sync import ALL_KINDS, SOURCE, STORED_DOCUMENTS, SYNC_TASK, DocumentSync, problem_key
+from worker.documents.resolver import LinkRow
+
+WRITE_BATCH = 200
+RESOLVE_BATCH = 5000
+PARSE_CHUNK = 32
+
+Progress = Callable[[str, int, int], None]  # stage, done, total
+
+
+@dataclass
+class LoadReport:
+    documents: int = 0
+    sections: int = 0
+    written: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    conflicts: int = 0
+    linked: int = 0
+    unresolved: int = 0
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def sections_per_second(self) -> float:
+        return self.sections / self.seconds if self.seconds else 0.0
+
+
+def _parse(job: tuple[Library, str, int]) -> DocumentRecord | tuple[str, str, str]:
+    library, relpath, max_bytes = job
+    try:
+        return read(library, relpath, max_bytes)
+    except (Skipped, FileNotFoundError) as err:
+        return (library.name, relpath, str(err) or "vanished while loading")
+
+
+def _parsed(jobs: list[tuple[Library, str, int]], workers: int) -> Iterator[DocumentRecord | tuple[str, str, str]]:
+    if workers <= 1 or len(jobs) < 2 * PARSE_CHUNK:
+        yield from map(_parse, jobs)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_parse, jobs, chunksize=PARSE_CHUNK)
+
+
+def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: None, workers: int | None = None) -> LoadReport:
+    began = time.monotonic()
+    report = LoadReport()
+    max_bytes = sync.settings.documents.max_file_bytes
+    jobs = [
+        (library, relpath, max_bytes)
+        for library in sync.libraries.values()
+        for relpath in library.walk(on_loop=sync.loop_reporter(library))
+    ]
+    stamp = time.monotonic()
+
+    deferred: list[LinkRow] = []
+    seen_uris: dict[str, str] = {}
+    batch: list[DocumentRecord] = []
+
+    def flush() -> None:
+        outcome = sync.writer.write(batch, defer_links=True)
+        report.written += len(outcome.written)
+        report.unchanged += len(outcome.unchanged)
+        report.linked += outcome.linked
+        report.unresolved += outcome.unresolved
+        deferred.extend(outcome.deferred_links)
+        problems.clear_many(
+            sync.driver, sync.database, SOURCE, [problem_key(r.library, r.relpath) for r in batch], ALL_KINDS
+        )
+        for record in batch:
+            if record.problems or outcome.duplicate_ids:
+                sync.settle(record, outcome, cleared=True)
+        batch.clear()
+
+    for done, item in enumerate(_parsed(jobs, workers or os.cpu_count() or 1), start=1):
+        if isinstance(item, tuple):
+            library, relpath, reason = item
+            report.skipped += 1
+            problems.record(sync.driver, sync.database, SOURCE, f"{library}:{relpath}", "skipped", reason, SYNC_TASK, [library, relpath])
+        elif item.uri in seen_uris:
+            report.conflicts += 1
+            problems.record(
+                sync.driver, sync.database, SOURCE, f"{item.library}:{item.relpath}", "conflict",
+                f"same URI {item.uri} as {seen_uris[item.uri]}; rename one of them", SYNC_TASK, [item.library, item.relpath],
+            )
+        else:
+            seen_uris[item.uri] = item.relpath
+            report.documents += 1
+            report.sections += len(item.sections)
+            batch.append(item)
+            if len(batch) >= WRITE_BATCH:
+                flush()
+        progress("documents", done, len(jobs))
+    if batch:
+        flush()
+    report.stage_seconds["parse+write"] = time.monotonic() - stamp
+    stamp = time.monotonic()
+
+    for start in range(0, len(deferred), RESOLVE_BATCH):
+        resolution = sync.writer.resolve(deferred[start : start + RESOLVE_BATCH])
+        report.linked += resolution.linked
+        report.unresolved += resolution.unresolved
+        progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
+    report.stage_seconds["links"] = time.monotonic() - stamp
+
+    present = {(library.name, relpath) for library, relpath, _ in jobs}
+    stale = [
+        row["uri"] for row in sync.driver.execute_query(STORED_DOCUMENTS, database_=sync.database).records
+        if (row["library"], row["relpath"]) not in present
+    ]
+    if stale:
+        report.deleted = len(sync.writer.delete(stale).deleted)
+    report.seconds = time.monotonic() - began
+    return report

@@ -1,0 +1,1 @@
+"""One parser per format, all returning `model.ParsedFile`."""

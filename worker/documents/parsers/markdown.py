@@ -1,0 +1,225 @@
+"""Markdown (CommonMark + GFM) structure: front matter, ATX and setext headings, links, anchors.
+
+A line scanner rather than a full renderer: lakegraph needs headings in reading order, the
+text directly under each, and the links and explicit anchors written there — quickly, for
+libraries of tens of thousands of files. Fenced and indented code are text, never headings or
+links; link reference definitions may appear anywhere in the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from worker.documents.model import Block, ParsedFile, RawLink, new_parsed_file
+from worker.documents.parsers.inline import html_ids, html_links, strip_html
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_INDENTED_CODE = re.compile(r"^(?: {4}|\t)")
+_NOT_PARAGRAPH_START = re.compile(r"^ {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)")
+_REF_DEF = re.compile(
+    r"""^ {0,3}\[([^\]]+)\]:[ \t]*<?([^\s>]*)>?(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$"""
+)
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_INLINE_LINK = re.compile(
+    r"""(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([ \t]*(<[^>]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"""
+    r"""(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*\)"""
+)
+_FULL_REF = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\[([^\]]*)\]")
+_SHORTCUT_REF = re.compile(r"(!?)\[([^\[\]]+)\](?![\[(:])")
+_AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*)>")
+_BARE_URL = re.compile(r"(?<![(<\"'=])\bhttps?://[^\s<>\])]+")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TRAILING_PUNCT = ".,;:!?*_~'\""
+
+
+def _label(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def parse(text: str) -> ParsedFile:
+    parsed = new_parsed_file()
+    lines = text.splitlines()
+    start = _front_matter(lines, parsed)
+    body = lines[start:]
+    definitions = _definitions(body)
+    scanner = _Scanner(parsed, definitions)
+    for line in body:
+        scanner.feed(line)
+    scanner.finish()
+    return parsed
+
+
+def _front_matter(lines: list[str], parsed: ParsedFile) -> int:
+    """YAML between a first-line `---` and the next `---`/`...`; returns the first body line."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            source = "\n".join(lines[1:index])
+            try:
+                data = yaml.load(source, Loader=_YAML_LOADER) if source.strip() else {}
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                where = f" at line {mark.line + 2}" if mark is not None else ""
+                parsed.problems.append(f"malformed front matter{where}: {getattr(err, 'problem', err)}")
+                return index + 1
+            if isinstance(data, dict):
+                parsed.front_matter = {str(key): value for key, value in data.items()}
+            elif data is not None:
+                parsed.problems.append("front matter is not a mapping; ignored")
+            return index + 1
+    return 0  # no closing line: a thematic break, not front matter
+
+
+def _definitions(lines: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    fence: str | None = None
+    for line in lines:
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) and not opened.group(2).strip():
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        match = _REF_DEF.match(line)
+        if match:
+            found.setdefault(_label(match.group(1)), match.group(2))
+    return found
+
+
+class _Scanner:
+    """Feeds lines one by one into blocks, holding paragraph lines until a setext underline or a break."""
+
+    def __init__(self, parsed: ParsedFile, definitions: dict[str, str]) -> None:
+        self.parsed = parsed
+        self.definitions = definitions
+        self.block: Block = parsed.preamble
+        self.paragraph: list[str] = []
+        self.fence: str | None = None
+        self.in_comment = False
+
+    def feed(self, line: str) -> None:
+        if self.fence is not None:
+            self._in_fence(line)
+            return
+        if self.in_comment:
+            if "-->" in line:
+                self.in_comment = False
+                line = line.split("-->", 1)[1]
+            else:
+                return
+        line = _COMMENT.sub("", line)
+        if "<!--" in line:
+            line, self.in_comment = line.split("<!--", 1)[0], True
+        fence = _FENCE.match(line)
+        if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
+            self._flush()
+            self.fence = fence.group(1)
+            return
+        if not line.strip():
+            self._flush()
+            return
+        if not self.paragraph and _INDENTED_CODE.match(line):
+            self.block.text_parts.append(line.strip())
+            return
+        atx = _ATX.match(line)
+        if atx:
+            self._flush()
+            self._heading(atx.group(2) or "", len(atx.group(1)))
+            return
+        setext = _SETEXT.match(line)
+        if setext and self.paragraph and not _NOT_PARAGRAPH_START.match(self.paragraph[0]):
+            title = " ".join(part.strip() for part in self.paragraph)
+            self.paragraph = []
+            self._heading(title, 1 if setext.group(1)[0] == "=" else 2)
+            return
+        if _REF_DEF.match(line) and not self.paragraph:
+            return
+        self.paragraph.append(line)
+
+    def finish(self) -> None:
+        self._flush()
+
+    def _in_fence(self, line: str) -> None:
+        closing = _FENCE.match(line)
+        if closing and closing.group(1)[0] == self.fence[0] and len(closing.group(1)) >= len(self.fence) and not closing.group(2).strip():
+            self.fence = None
+            return
+        self.block.text_parts.append(line)
+
+    def _heading(self, raw_title: str, level: int) -> None:
+        title, links, ids = self._inline(raw_title.strip())
+        self.block = Block(title=title, level=level, ids=ids, links=links)
+        self.parsed.blocks.append(self.block)
+
+    def _flush(self) -> None:
+        if not self.paragraph:
+            return
+        text, links, ids = self._inline("\n".join(self.paragraph))
+        self.paragraph = []
+        self.block.text_parts.append(text)
+        self.block.links.extend(links)
+        self.block.ids.extend(ids)
+
+    def _inline(self, text: str) -> tuple[str, list[RawLink], list[str]]:
+        """Links and anchors of a paragraph, and its readable text (link targets and tags removed)."""
+        links: list[tuple[int, RawLink]] = []
+        spans: list[str] = []
+
+        def hide_code(match: re.Match[str]) -> str:
+            spans.append(match.group(2))
+            return f"\x00{len(spans) - 1}\x00"
+
+        work = _CODE_SPAN.sub(hide_code, text)
+
+        def inline(match: re.Match[str]) -> str:
+            label = match.group(2)
+            if not match.group(1):
+                href = match.group(3).strip("<>")
+                links.append((match.start(), RawLink(href, _plain_label(label), "inline")))
+            return label
+
+        def full_ref(match: re.Match[str]) -> str:
+            label = match.group(2)
+            target = self.definitions.get(_label(match.group(3) or label))
+            if target is not None and not match.group(1):
+                links.append((match.start(), RawLink(target, _plain_label(label), "reference")))
+            return label
+
+        def shortcut(match: re.Match[str]) -> str:
+            target = self.definitions.get(_label(match.group(2)))
+            if target is None:
+                return match.group(0)
+            if not match.group(1):
+                links.append((match.start(), RawLink(target, match.group(2), "reference")))
+            return match.group(2)
+
+        work = _INLINE_LINK.sub(inline, work)
+        work = _FULL_REF.sub(full_ref, work)
+        work = _SHORTCUT_REF.sub(shortcut, work)
+        for match in _AUTOLINK.finditer(work):
+            links.append((match.start(), RawLink(match.group(1), match.group(1), "autolink")))
+        work = _AUTOLINK.sub(lambda match: match.group(1), work)
+        seen = {link.href for _, link in links}
+        for match in _BARE_URL.finditer(work):
+            url = match.group(0).rstrip(_TRAILING_PUNCT)
+            if url not in seen:
+                links.append((match.start(), RawLink(url, url, "autolink")))
+        for offset, link in html_links(work):
+            links.append((offset, link))
+        ids = html_ids(work)
+        readable = strip_html(work)
+        readable = re.sub("\x00(\\d+)\x00", lambda match: spans[int(match.group(1))], readable)
+        return readable, [link for _, link in sorted(links, key=lambda item: item[0])], ids
+
+
+def _plain_label(label: str) -> str:
+    return " ".join(_INLINE_LINK.sub(lambda match: match.group(2), label).split())

@@ -1,0 +1,163 @@
+"""Turning link rows into LINKS_TO edges or UnresolvedLink records, against the graph's current state.
+
+Every link is a `LinkRow`; the same row can be resolved again whenever its target may have
+changed (a document arrived, moved, lost a section), which is how "a link whose target appears
+later" resolves: its UnresolvedLink is read back as a row and resolved anew.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+
+from neo4j import ManagedTransaction
+
+from worker.graph.schema import Label, Rel
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    source: str  # uri of the Document or Section the link is written in
+    ordinal: int  # position among the source's links
+    href: str
+    text: str
+    kind: str  # how it was written: inline, reference, autolink, html, pdf
+    target_kind: str  # anchor, path, id or invalid (see links.LinkTarget)
+    key: str
+    anchor: str
+    reason: str = ""
+
+    @property
+    def source_document(self) -> str:
+        return self.source.split("#", 1)[0]
+
+
+def _label(uri: str) -> Label:
+    return Label.SECTION if "#" in uri else Label.DOCUMENT
+
+
+ROW_FIELDS = "ordinal: r.ordinal, href: r.href, text: r.text, kind: r.kind, target_kind: r.target_kind, key: r.key, anchor: r.anchor"
+
+CREATE_LINKS = {
+    (source, target): f"""
+    UNWIND $rows AS r
+    MATCH (s:{source} {{uri: r.source}})
+    MATCH (t:{target} {{uri: r.target}})
+    CREATE (s)-[:{Rel.LINKS_TO} {{{ROW_FIELDS}, anchor_found: r.anchor_found}}]->(t)
+    """
+    for source in (Label.DOCUMENT, Label.SECTION)
+    for target in (Label.DOCUMENT, Label.SECTION)
+}
+CREATE_UNRESOLVED = {
+    source: f"""
+    UNWIND $rows AS r
+    MATCH (s:{source} {{uri: r.source}})
+    CREATE (s)-[:{Rel.HAS_UNRESOLVED}]->(:{Label.UNRESOLVED_LINK} {{
+        id: r.source + ' ' + toString(r.ordinal), source: r.source, {ROW_FIELDS},
+        reason: r.reason, since: datetime()}})
+    """
+    for source in (Label.DOCUMENT, Label.SECTION)
+}
+DOCUMENTS_BY_PATH_KEY = f"""
+UNWIND $keys AS key
+MATCH (d:{Label.DOCUMENT} {{path_key: key}})
+RETURN key, d.uri AS uri, d.anchors AS anchors
+"""
+DOCUMENTS_BY_ID = f"""
+UNWIND $keys AS key
+MATCH (d:{Label.DOCUMENT} {{doc_id: key}})
+RETURN key, d.uri AS uri, d.anchors AS anchors
+"""
+SECTIONS_OF = f"""
+UNWIND $documents AS document
+MATCH (s:{Label.SECTION} {{doc_uri: document}})
+RETURN document, s.uri AS uri, s.anchors AS anchors, s.sort_pos AS position
+"""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    linked: int
+    unresolved: int
+    duplicate_ids: dict[str, list[str]]  # document id -> every document declaring it
+
+
+def resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
+    """Create each row's LINKS_TO edge, or its UnresolvedLink with the reason. Rows must be fresh:
+    their previous edge or record deleted by the caller."""
+    if not rows:
+        return Resolution(0, 0, {})
+    by_path = _documents(tx, DOCUMENTS_BY_PATH_KEY, {row.key for row in rows if row.target_kind == "path"})
+    by_id = _documents(tx, DOCUMENTS_BY_ID, {row.key for row in rows if row.target_kind == "id"})
+    duplicates = {key: [doc["uri"] for doc in docs] for key, docs in by_id.items() if len(docs) > 1}
+    target_documents: dict[LinkRow, dict | None] = {}
+    for row in rows:
+        if row.target_kind == "path":
+            target_documents[row] = by_path.get(row.key, [None])[0]
+        elif row.target_kind == "id":
+            target_documents[row] = by_id.get(row.key, [None])[0]
+        elif row.target_kind == "anchor":
+            target_documents[row] = {"uri": row.source_document, "anchors": None}
+        else:
+            target_documents[row] = None
+    anchored = {doc["uri"] for row, doc in target_documents.items() if doc is not None and row.anchor}
+    sections = _sections(tx, anchored)
+    links: dict[tuple[Label, Label], list[dict]] = defaultdict(list)
+    unresolved: dict[Label, list[dict]] = defaultdict(list)
+    for row, doc in target_documents.items():
+        target, found, reason = _target(row, doc, sections)
+        if target is None:
+            unresolved[_label(row.source)].append({**asdict(row), "reason": reason})
+        else:
+            links[(_label(row.source), _label(target))].append({**asdict(row), "target": target, "anchor_found": found})
+    for pair, batch in links.items():
+        tx.run(CREATE_LINKS[pair], rows=batch).consume()
+    for label, batch in unresolved.items():
+        tx.run(CREATE_UNRESOLVED[label], rows=batch).consume()
+    return Resolution(
+        linked=sum(map(len, links.values())),
+        unresolved=sum(map(len, unresolved.values())),
+        duplicate_ids=duplicates,
+    )
+
+
+def _target(row: LinkRow, doc: dict | None, sections: dict[str, dict[str, str]]) -> tuple[str | None, bool, str]:
+    """(target uri or None, whether the anchor was found, the reason when unresolved)."""
+    if row.target_kind == "invalid":
+        return None, False, row.reason
+    if doc is None:
+        what = f"no document at {row.key}" if row.target_kind == "path" else f"no document with id {row.key!r}"
+        return None, False, what
+    if not row.anchor:
+        return doc["uri"], True, ""
+    section = sections.get(doc["uri"], {}).get(row.anchor)
+    if section is not None:
+        return section, True, ""
+    if row.target_kind == "anchor":
+        return None, False, f"no heading or id #{row.anchor} in this document"
+    if doc.get("anchors") and row.anchor in doc["anchors"]:
+        return doc["uri"], True, ""
+    return doc["uri"], False, ""  # ends at the document; the missing anchor is flagged on the edge
+
+
+def _documents(tx: ManagedTransaction, query: str, keys: set[str]) -> dict[str, list[dict]]:
+    if not keys:
+        return {}
+    found: dict[str, list[dict]] = defaultdict(list)
+    for record in tx.run(query, keys=sorted(keys)):
+        found[record["key"]].append({"uri": record["uri"], "anchors": record["anchors"]})
+    for docs in found.values():
+        docs.sort(key=lambda doc: doc["uri"])  # a duplicated id resolves to the lowest URI
+    return found
+
+
+def _sections(tx: ManagedTransaction, documents: set[str]) -> dict[str, dict[str, str]]:
+    """document uri -> anchor -> section uri (the first section in reading order wins)."""
+    if not documents:
+        return {}
+    ordered = sorted(tx.run(SECTIONS_OF, documents=sorted(documents)), key=lambda record: record["position"])
+    found: dict[str, dict[str, str]] = defaultdict(dict)
+    for record in ordered:
+        for anchor in record["anchors"] or []:
+            found[record["document"]].setdefault(anchor, record["uri"])
+    return found

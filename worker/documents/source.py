@@ -1,0 +1,114 @@
+"""Reading one file into a document record: bytes checked, decoded, parsed, outlined, hashed.
+
+Bad input never raises past here except as `Skipped` (the file cannot be a document: too large,
+binary, unreadable, an unreadable PDF); lesser problems (bad UTF-8, malformed front matter) are
+kept on the record and the document still loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from worker.documents import uris
+from worker.documents.library import Library
+from worker.documents.model import ParsedFile, RawLink
+from worker.documents.outline import SectionNode, sections
+from worker.documents.parsers import html, markdown, pdf
+
+BINARY_PROBE = 8192
+FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".pdf": "pdf"}
+
+
+class Skipped(Exception):
+    """The file cannot be loaded as a document; the message says why."""
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """Everything the writer needs about one document, independent of the graph."""
+
+    library: str
+    relpath: str
+    uri: str
+    name: str
+    display_name: str
+    doc_id: str | None
+    format: str
+    content_hash: str
+    path_key: str
+    text: str
+    links: tuple[RawLink, ...]
+    anchors: tuple[str, ...]
+    sections: tuple[SectionNode, ...]
+    problems: tuple[str, ...] = field(default=())
+
+
+def file_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read(library: Library, relpath: str, max_bytes: int) -> DocumentRecord:
+    path = library.path(relpath)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise Skipped(f"larger than documents.max_file_bytes ({size} > {max_bytes} bytes)")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise Skipped("is a directory") from None
+    except OSError as err:
+        raise Skipped(f"unreadable: {err.strerror or err}") from None
+    return build(library.name, relpath, data)
+
+
+def build(library: str, relpath: str, data: bytes) -> DocumentRecord:
+    """Parse bytes as the document at `relpath` (pure: no file system, no graph)."""
+    fmt = FORMATS[PurePosixPath(relpath).suffix.lower()]
+    problems: list[str] = []
+    if fmt == "pdf":
+        try:
+            parsed = pdf.parse(data)
+        except pdf.PdfError as err:
+            raise Skipped(str(err)) from None
+    else:
+        if b"\x00" in data[:BINARY_PROBE]:
+            raise Skipped("binary content in a text format")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            text = data.decode("utf-8", errors="replace")
+            problems.append(f"not valid UTF-8 (byte {err.start}); decoded with replacement characters")
+        parsed = markdown.parse(text) if fmt == "markdown" else html.parse(text)
+    problems.extend(parsed.problems)
+    return _record(library, relpath, fmt, file_hash(data), parsed, problems)
+
+
+def _record(library: str, relpath: str, fmt: str, digest: str, parsed: ParsedFile, problems: list[str]) -> DocumentRecord:
+    outline = sections(parsed)
+    stem = uris.strip_extension(PurePosixPath(relpath).name)
+    title = parsed.front_matter.get("title")
+    display = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
+    display = display or (outline[0].title if outline and outline[0].title else None) or stem
+    raw_id = parsed.front_matter.get("id")
+    doc_id = str(raw_id).strip() if isinstance(raw_id, str | int) and str(raw_id).strip() else None
+    uri = uris.document_uri(library, relpath)
+    return DocumentRecord(
+        library=library,
+        relpath=relpath,
+        uri=uri,
+        name=uri.rsplit("/", 1)[1],
+        display_name=display,
+        doc_id=doc_id,
+        format=fmt,
+        content_hash=digest,
+        path_key=uris.path_key(library, relpath),
+        text=parsed.preamble.text,
+        links=tuple(parsed.preamble.links),
+        anchors=tuple(dict.fromkeys(value.lower() for value in parsed.preamble.ids)),
+        sections=tuple(outline),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,173 @@
+"""Level-triggered document sync: "make the graph match this path now", from the file's current state.
+
+Because each call reads the file as it is, running it twice, late, or out of order is harmless —
+which is what lets watcher events be coalesced, retried and replayed freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from neo4j import Driver
+
+from worker import problems
+from worker.documents import uris
+from worker.documents.library import Library, libraries
+from worker.documents.source import DocumentRecord, Skipped, file_hash, read
+from worker.documents.writer import DocumentWriter, WriteReport
+from worker.graph.schema import Label
+from worker.settings import Settings
+
+SOURCE = "documents"
+SYNC_TASK = "lakegraph.sync_document"
+ALL_KINDS: tuple[problems.Kind, ...] = ("skipped", "warning", "failed", "conflict")
+
+Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "conflict"]
+
+STORED_DOCUMENTS = f"MATCH (d:{Label.DOCUMENT}) RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash"
+FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
+
+
+@dataclass
+class ReconcileReport:
+    files: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+
+class DocumentSync:
+    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+        self.settings = settings
+        self.driver = driver
+        self.database = database
+        self.libraries: dict[str, Library] = {library.name: library for library in libraries(settings)}
+        self.writer = DocumentWriter(
+            driver, database, {name: library.root for name, library in self.libraries.items()},
+            tuple(settings.documents.id_schemes),
+        )
+
+    def library(self, name: str) -> Library:
+        try:
+            return self.libraries[name]
+        except KeyError:
+            raise Skipped(f"no library named {name!r} in documents.libraries") from None
+
+    def sync_path(self, library_name: str, relpath: str) -> Outcome:
+        library = self.library(library_name)
+        path = library.path(relpath)
+        if path.is_dir():
+            counts = self.sync_folder(library_name, relpath)
+            return "written" if counts.outcomes else "unchanged"
+        if not path.is_file() or not library.accepts(relpath):
+            return self._remove(library, relpath)
+        key = problem_key(library.name, relpath)
+        try:
+            record = read(library, relpath, self.settings.documents.max_file_bytes)
+        except FileNotFoundError:
+            return self._remove(library, relpath)
+        except Skipped as skipped:
+            self._record(key, "skipped", str(skipped), library.name, relpath)
+            self._remove(library, relpath, keep_problems=True)
+            return "skipped"
+        stored = self.writer.stored_source(record.uri)
+        if stored is not None and stored != (library.name, relpath) and library.path(stored[1]).is_file():
+            self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
+            return "conflict"
+        report = self.writer.write([record])
+        self.settle(record, report)
+        return "written" if report.written else "unchanged"
+
+    def sync_folder(self, library_name: str, relfolder: str) -> ReconcileReport:
+        """A folder created, deleted or moved: load what is there now, drop what is not."""
+        library = self.library(library_name)
+        folder = uris.folder_uri(library.name, relfolder)
+        report = ReconcileReport()
+        if not library.path(relfolder).is_dir():
+            self.writer.delete_under(folder)
+            report.count("deleted")
+            return report
+        present = {
+            relpath for relpath in library.walk(on_loop=self.loop_reporter(library))
+            if relpath.startswith(f"{relfolder}/") or not relfolder
+        }
+        for row in self.driver.execute_query(STORED_DOCUMENTS, database_=self.database).records:
+            if row["library"] == library.name and row["uri"].startswith(folder + "/") and row["relpath"] not in present:
+                present.add(row["relpath"])  # synced below: it is gone, so it is removed
+        for relpath in sorted(present):
+            report.files += 1
+            report.count(self.sync_path(library.name, relpath))
+        return report
+
+    def reconcile(self) -> ReconcileReport:
+        """Compare every file (path and hash) with the graph and repair each difference."""
+        report = ReconcileReport()
+        stored = {
+            (row["library"], row["relpath"]): row["hash"]
+            for row in self.driver.execute_query(STORED_DOCUMENTS, database_=self.database).records
+        }
+        on_disk: set[tuple[str, str]] = set()
+        for library in self.libraries.values():
+            for relpath in library.walk(on_loop=self.loop_reporter(library)):
+                on_disk.add((library.name, relpath))
+                report.files += 1
+                try:
+                    digest = file_hash(library.path(relpath).read_bytes())
+                except OSError:
+                    digest = None
+                if digest is None or stored.get((library.name, relpath)) != digest:
+                    report.count(self.sync_path(library.name, relpath))
+        for library_name, relpath in sorted(set(stored) - on_disk):
+            if library_name in self.libraries:
+                report.count(self.sync_path(library_name, relpath))
+            else:  # a library removed from the configuration
+                self.writer.delete([uris.document_uri(library_name, relpath)])
+                report.count("deleted")
+        return report
+
+    def _remove(self, library: Library, relpath: str, keep_problems: bool = False) -> Outcome:
+        uri = uris.document_uri(library.name, relpath)
+        stored = self.writer.stored_source(uri)
+        if not keep_problems:
+            problems.clear(self.driver, self.database, SOURCE, problem_key(library.name, relpath), ALL_KINDS)
+        if stored == (library.name, relpath):
+            self.writer.delete([uri])
+            return "deleted"
+        folder = uris.folder_uri(library.name, relpath)
+        if self.driver.execute_query(FOLDER_EXISTS, uri=folder, database_=self.database).records[0]["found"]:
+            self.writer.delete_under(folder)
+            return "deleted"
+        return "absent"
+
+    def settle(self, record: DocumentRecord, report: WriteReport, cleared: bool = False) -> None:
+        """Problems follow the document's current state: old ones cleared, current warnings recorded."""
+        key = problem_key(record.library, record.relpath)
+        if not cleared:
+            problems.clear(self.driver, self.database, SOURCE, key, ALL_KINDS)
+        if record.problems:
+            self._record(key, "warning", "; ".join(record.problems), record.library, record.relpath)
+        for doc_id, holders in report.duplicate_ids.items():
+            problems.record(
+                self.driver, self.database, SOURCE, f"id:{doc_id}", "conflict",
+                f"document id {doc_id!r} is declared by {', '.join(holders)}; links by id go to {holders[0]}",
+                SYNC_TASK, [record.library, record.relpath],
+            )
+
+    def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
+        problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_TASK, [library, relpath])
+
+    def loop_reporter(self, library: Library):
+        def report(folder) -> None:
+            relfolder = folder.relative_to(library.root).as_posix()
+            problems.record(
+                self.driver, self.database, SOURCE, problem_key(library.name, relfolder), "skipped",
+                "symlink loop: this folder is already part of the library", "lakegraph.reconcile_documents", [],
+            )
+
+        return report
+
+
+def problem_key(library: str, relpath: str) -> str:
+    return f"{library}:{relpath}"

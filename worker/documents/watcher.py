@@ -1,0 +1,127 @@
+"""Watch every library root and turn file events into sync tasks.
+
+Events on one path are coalesced over a short window (an editor's save is often several events);
+editor temp and swap files and hidden folders are ignored. The task only names the path — it
+reads the file's state when it runs — so a missed, duplicated or reordered event is harmless,
+and the reconcile (sent at start-up and on beat's schedule) repairs anything missed entirely.
+A dispatch that fails (Redis down) is kept and retried, never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from worker.documents.library import Library, libraries
+from worker.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SYNC_DOCUMENT = "lakegraph.sync_document"
+SYNC_FOLDER = "lakegraph.sync_folder"
+RECONCILE = "lakegraph.reconcile_documents"
+TICK = 0.02
+RETRY_DELAY = 1.0
+
+
+@dataclass(frozen=True)
+class Job:
+    task: str
+    library: str
+    relpath: str
+
+
+class Coalescer:
+    """Holds one pending job per path until no new event has arrived for `window` seconds."""
+
+    def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window = window
+        self.clock = clock
+        self._pending: dict[Job, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, job: Job, delay: float | None = None) -> None:
+        with self._lock:
+            self._pending[job] = self.clock() + (self.window if delay is None else delay)
+
+    def due(self, everything: bool = False) -> list[Job]:
+        now = float("inf") if everything else self.clock()
+        with self._lock:
+            ready = [job for job, deadline in self._pending.items() if deadline <= now]
+            for job in ready:
+                del self._pending[job]
+        return sorted(ready, key=lambda job: (job.library, job.relpath, job.task))
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+
+class LibraryHandler(FileSystemEventHandler):
+    def __init__(self, library: Library, coalescer: Coalescer) -> None:
+        self.library = library
+        self.coalescer = coalescer
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [event.src_path]
+        if event.event_type == "moved":
+            paths.append(event.dest_path)
+        for raw in paths:
+            path = Path(raw.decode() if isinstance(raw, bytes) else raw)
+            if event.is_directory:
+                relfolder = self.library.folder_relpath(path)
+                if relfolder is not None and event.event_type in ("created", "deleted", "moved"):
+                    self.coalescer.add(Job(SYNC_FOLDER, self.library.name, relfolder))
+            else:
+                relpath = self.library.relpath(path)
+                if relpath is not None:
+                    self.coalescer.add(Job(SYNC_DOCUMENT, self.library.name, relpath))
+
+
+class Watchers:
+    """Observers on every library and the thread that sends due jobs as Celery tasks."""
+
+    def __init__(self, settings: Settings, send: Callable[[Job], None]) -> None:
+        self.libraries = libraries(settings)
+        self.coalescer = Coalescer(settings.documents.coalesce_ms / 1000)
+        self.send = send
+        self.observer = Observer()
+        self.stopping = threading.Event()
+        self.sent = 0
+
+    def start(self) -> None:
+        for library in self.libraries:
+            library.root.mkdir(parents=True, exist_ok=True)
+            self.observer.schedule(LibraryHandler(library, self.coalescer), str(library.root), recursive=True)
+        self.observer.start()
+
+    def run(self) -> None:
+        """Dispatch due jobs until stop(); a failed dispatch is retried after RETRY_DELAY."""
+        while not self.stopping.wait(TICK):
+            for job in self.coalescer.due():
+                try:
+                    self.send(job)
+                    self.sent += 1
+                except Exception as err:  # the broker is down: keep the job, try again shortly
+                    log.warning("could not enqueue %s (%s); retrying", job, err)
+                    self.coalescer.add(job, delay=RETRY_DELAY)
+
+    def stop(self) -> None:
+        """Stop watching, then send what is still pending (what cannot be sent, reconcile repairs)."""
+        self.stopping.set()
+        self.observer.stop()
+        self.observer.join(timeout=5)
+        for job in self.coalescer.due(everything=True):
+            try:
+                self.send(job)
+                self.sent += 1
+            except Exception as err:
+                log.warning("could not enqueue %s at shutdown (%s); the next reconcile repairs it", job, err)

@@ -1,0 +1,399 @@
+"""Make the graph match documents: one transaction per batch, only changed nodes written.
+
+A document whose file hash is unchanged is a no-op. Otherwise its sections are compared by
+content hash: new and changed ones are written, vanished ones deleted with their links,
+NEXT_SECTION rebuilt, and every link whose target may have moved is resolved again — links out
+of changed sections, links into deleted sections, and UnresolvedLinks waiting for this document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neo4j import Driver, ManagedTransaction
+
+from worker.documents import links as link_targets
+from worker.documents import uris
+from worker.documents.resolver import LinkRow, Resolution, resolve
+from worker.documents.source import DocumentRecord
+from worker.graph.schema import Label, Rel
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)  # documents whose nodes changed
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    sections_written: int = 0
+    sections_deleted: int = 0
+    linked: int = 0
+    unresolved: int = 0
+    duplicate_ids: dict[str, list[str]] = field(default_factory=dict)
+    deferred_links: list[LinkRow] = field(default_factory=list)
+
+    def absorb(self, resolution: Resolution) -> None:
+        self.linked += resolution.linked
+        self.unresolved += resolution.unresolved
+        self.duplicate_ids.update(resolution.duplicate_ids)
+
+
+STORED_HASHES = f"""
+UNWIND $uris AS uri
+MATCH (d:{Label.DOCUMENT} {{uri: uri}})
+OPTIONAL MATCH (s:{Label.SECTION} {{doc_uri: uri}})
+RETURN uri, d.content_hash AS file_hash, d.own_hash AS own_hash, d.doc_id AS doc_id,
+       collect([s.uri, s.content_hash]) AS sections
+"""
+MERGE_LIBRARY = f"""
+UNWIND $rows AS r
+MERGE (l:{Label.LIBRARY} {{uri: r.uri}})
+ON CREATE SET l.name = r.uri, l.displayName = r.uri, l.sort_pos = 0, l.content_hash = r.hash,
+              l.updated_at = datetime()
+SET l.source_path = r.source_path
+"""
+MERGE_FOLDERS = f"""
+UNWIND $rows AS r
+MERGE (f:{Label.FOLDER} {{uri: r.uri}})
+ON CREATE SET f.name = r.name, f.displayName = r.name, f.sort_pos = 0, f.source_path = r.source_path,
+              f.content_hash = r.hash, f.updated_at = datetime()
+WITH f, r
+OPTIONAL MATCH (pl:{Label.LIBRARY} {{uri: r.parent}})
+OPTIONAL MATCH (pf:{Label.FOLDER} {{uri: r.parent}})
+WITH f, coalesce(pf, pl) AS parent
+MERGE (parent)-[:{Rel.HAS}]->(f)
+"""
+UPSERT_DOCUMENTS = f"""
+UNWIND $rows AS r
+MERGE (d:{Label.DOCUMENT} {{uri: r.uri}})
+SET d.content_hash = r.file_hash, d.source_path = r.source_path
+WITH d, r
+CALL (d, r) {{
+  WITH d, r WHERE d.own_hash IS NULL OR d.own_hash <> r.own_hash
+  SET d += r.props, d.own_hash = r.own_hash, d.updated_at = datetime()
+}}
+WITH d, r
+OPTIONAL MATCH (pl:{Label.LIBRARY} {{uri: r.parent}})
+OPTIONAL MATCH (pf:{Label.FOLDER} {{uri: r.parent}})
+WITH d, coalesce(pf, pl) AS parent
+MERGE (parent)-[:{Rel.HAS}]->(d)
+"""
+UPSERT_SECTIONS = f"""
+UNWIND $rows AS r
+MERGE (s:{Label.SECTION} {{uri: r.uri}})
+SET s += r.props, s.updated_at = datetime()
+WITH s
+OPTIONAL MATCH (s)<-[old:{Rel.HAS}]-()
+DELETE old
+"""
+LINK_PARENTS = {
+    parent: f"""
+    UNWIND $rows AS r
+    MATCH (p:{parent} {{uri: r.parent}})
+    MATCH (s:{Label.SECTION} {{uri: r.uri}})
+    MERGE (p)-[:{Rel.HAS}]->(s)
+    """
+    for parent in (Label.DOCUMENT, Label.SECTION)
+}
+DELETE_SECTIONS = f"""
+UNWIND $uris AS uri
+MATCH (s:{Label.SECTION} {{uri: uri}})
+OPTIONAL MATCH (s)-[:{Rel.HAS_UNRESOLVED}]->(u:{Label.UNRESOLVED_LINK})
+DETACH DELETE s, u
+"""
+DROP_READING_ORDER = f"""
+UNWIND $documents AS document
+MATCH (:{Label.SECTION} {{doc_uri: document}})-[r:{Rel.NEXT_SECTION}]->()
+DELETE r
+"""
+LINK_READING_ORDER = f"""
+UNWIND $pairs AS pair
+MATCH (a:{Label.SECTION} {{uri: pair[0]}})
+MATCH (b:{Label.SECTION} {{uri: pair[1]}})
+CREATE (a)-[:{Rel.NEXT_SECTION}]->(b)
+"""
+DROP_OUTBOUND = {
+    source: f"""
+    UNWIND $uris AS uri
+    MATCH (s:{source} {{uri: uri}})
+    CALL (s) {{ MATCH (s)-[l:{Rel.LINKS_TO}]->() DELETE l }}
+    CALL (s) {{ MATCH (s)-[:{Rel.HAS_UNRESOLVED}]->(u:{Label.UNRESOLVED_LINK}) DETACH DELETE u }}
+    """
+    for source in (Label.DOCUMENT, Label.SECTION)
+}
+LINK_ROW = "{source: src.uri, ordinal: l.ordinal, href: l.href, text: l.text, kind: l.kind, target_kind: l.target_kind, key: l.key, anchor: l.anchor}"
+TAKE_LINKS_INTO_SECTIONS = f"""
+UNWIND $uris AS uri
+MATCH (src)-[l:{Rel.LINKS_TO}]->(:{Label.SECTION} {{uri: uri}})
+WITH src, l, {LINK_ROW} AS row
+DELETE l
+RETURN row
+"""
+LINKS_INTO_DOCUMENT = f"""
+  MATCH (src)-[l:{Rel.LINKS_TO}]->(:{Label.DOCUMENT} {{uri: uri}}) RETURN src, l
+  UNION
+  MATCH (src)-[l:{Rel.LINKS_TO}]->(:{Label.SECTION} {{doc_uri: uri}}) RETURN src, l
+"""
+TAKE_RECHECKABLE_LINKS_INTO_DOCUMENTS = f"""
+UNWIND $rows AS r
+WITH r, r.uri AS uri
+CALL (uri) {{ {LINKS_INTO_DOCUMENT} }}
+WITH r, src, l
+WHERE l.anchor_found = false OR (l.target_kind = 'id' AND l.key <> r.doc_id)
+WITH src, l, {LINK_ROW} AS row
+DELETE l
+RETURN row
+"""
+TAKE_ALL_LINKS_INTO_DOCUMENTS = f"""
+UNWIND $uris AS uri
+CALL (uri) {{ {LINKS_INTO_DOCUMENT} }}
+WITH src, l, {LINK_ROW} AS row
+DELETE l
+RETURN row
+"""
+TAKE_WAITING = f"""
+UNWIND $keys AS key
+MATCH (u:{Label.UNRESOLVED_LINK} {{key: key}})
+WITH u, u {{.source, .ordinal, .href, .text, .kind, .target_kind, .key, .anchor}} AS row
+DETACH DELETE u
+RETURN row
+"""
+DELETE_DOCUMENTS = f"""
+UNWIND $uris AS uri
+MATCH (d:{Label.DOCUMENT} {{uri: uri}})
+OPTIONAL MATCH (s:{Label.SECTION} {{doc_uri: uri}})
+WITH d, collect(s) AS sections
+CALL (d, sections) {{
+  UNWIND [d] + sections AS node
+  OPTIONAL MATCH (node)-[:{Rel.HAS_UNRESOLVED}]->(u:{Label.UNRESOLVED_LINK})
+  DETACH DELETE u
+}}
+FOREACH (s IN sections | DETACH DELETE s)
+DETACH DELETE d
+"""
+DOCUMENTS_UNDER = f"""
+MATCH (d:{Label.DOCUMENT}) WHERE d.uri STARTS WITH $prefix
+RETURN d.uri AS uri
+"""
+PRUNE_FOLDERS = f"""
+UNWIND $uris AS uri
+MATCH (f:{Label.FOLDER} {{uri: uri}})
+WHERE NOT (f)-[:{Rel.HAS}]->()
+DETACH DELETE f
+"""
+STORED_SOURCE = f"MATCH (d:{Label.DOCUMENT} {{uri: $uri}}) RETURN d.relpath AS relpath, d.library AS library"
+
+
+def _hash(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def outbound_rows(record: DocumentRecord, id_schemes: tuple[str, ...]) -> tuple[dict[str, list[LinkRow]], dict[str, list[str]]]:
+    """Per source uri (the document, then each section): its link rows and its external URLs."""
+    rows: dict[str, list[LinkRow]] = {}
+    external: dict[str, list[str]] = {}
+    sources = [(record.uri, record.links)] + [
+        (uris.section_uri(record.uri, section.path), section.links) for section in record.sections
+    ]
+    for source, raw_links in sources:
+        rows[source], external[source] = [], []
+        for ordinal, raw in enumerate(raw_links):
+            found = link_targets.target(raw.href, record.library, record.relpath, id_schemes)
+            if found.kind == "external":
+                external[source].append(found.key)
+                continue
+            key = record.uri if found.kind == "anchor" else found.key
+            rows[source].append(
+                LinkRow(source, ordinal, raw.href, raw.text, raw.kind, found.kind, key, found.anchor, found.reason)
+            )
+    return rows, external
+
+
+class DocumentWriter:
+    def __init__(self, driver: Driver, database: str, roots: dict[str, Path], id_schemes: tuple[str, ...]) -> None:
+        self.driver = driver
+        self.database = database
+        self.roots = roots
+        self.id_schemes = id_schemes
+
+    def _session(self):
+        return self.driver.session(database=self.database)
+
+    def write(self, records: list[DocumentRecord], defer_links: bool = False) -> WriteReport:
+        """Upsert documents in one transaction. With defer_links, their links are returned instead
+        of resolved (a full load resolves them once every document exists)."""
+        with self._session() as session:
+            return session.execute_write(self._write, records, defer_links)
+
+    def resolve(self, rows: list[LinkRow]) -> Resolution:
+        with self._session() as session:
+            return session.execute_write(resolve, rows)
+
+    def delete(self, document_uris: list[str]) -> WriteReport:
+        with self._session() as session:
+            return session.execute_write(self._delete, document_uris)
+
+    def delete_under(self, folder_uri: str) -> WriteReport:
+        """Delete every document below a folder (a folder deleted or moved away)."""
+        with self._session() as session:
+            found = [record["uri"] for record in session.run(DOCUMENTS_UNDER, prefix=folder_uri + "/")]
+            report = session.execute_write(self._delete, found)
+            session.execute_write(lambda tx: tx.run(PRUNE_FOLDERS, uris=[folder_uri]).consume())
+            return report
+
+    def stored_source(self, uri: str) -> tuple[str, str] | None:
+        with self._session() as session:
+            record = session.run(STORED_SOURCE, uri=uri).single()
+        return None if record is None or record["relpath"] is None else (record["library"], record["relpath"])
+
+    def _write(self, tx: ManagedTransaction, records: list[DocumentRecord], defer_links: bool) -> WriteReport:
+        report = WriteReport()
+        stored = {row["uri"]: row for row in tx.run(STORED_HASHES, uris=[record.uri for record in records])}
+        changed = [record for record in records if stored.get(record.uri, {}).get("file_hash") != record.content_hash]
+        changed_uris = {record.uri for record in changed}
+        report.unchanged = [record.uri for record in records if record.uri not in changed_uris]
+        if not changed:
+            return report
+        self._ensure_folders(tx, changed)
+
+        document_rows, section_rows, parents, pairs = [], [], defaultdict(list), []
+        dirty_sources: list[str] = []
+        fresh_rows: list[LinkRow] = []
+        gone: list[str] = []
+        for record in changed:
+            old = stored.get(record.uri)
+            old_sections = {uri: digest for uri, digest in (old["sections"] if old else []) if uri is not None}
+            links, external = outbound_rows(record, self.id_schemes)
+            own = self._document_props(record, external[record.uri])
+            own_hash = _hash([own, [asdict_row(row) for row in links[record.uri]]])
+            document_rows.append({
+                "uri": record.uri, "parent": uris.folder_uri(record.library, _folder(record.relpath)),
+                "file_hash": record.content_hash, "source_path": str(self.roots[record.library] / record.relpath),
+                "own_hash": own_hash, "props": own,
+            })
+            if old is None or old["own_hash"] != own_hash:
+                dirty_sources.append(record.uri)
+                fresh_rows.extend(links[record.uri])
+            current = set()
+            previous_uri = None
+            for section in record.sections:
+                uri = uris.section_uri(record.uri, section.path)
+                current.add(uri)
+                props = {
+                    "name": section.anchor, "displayName": section.title or section.anchor, "level": section.level,
+                    "sort_pos": section.position, "text": section.text, "anchors": list(section.anchors),
+                    "doc_uri": record.uri, "external_links": external[uri],
+                    "source_path": str(self.roots[record.library] / record.relpath),
+                }
+                parent = uris.section_uri(record.uri, section.parent) if section.parent else record.uri
+                digest = _hash([props, parent, [asdict_row(row) for row in links[uri]]])
+                if old_sections.get(uri) != digest:
+                    section_rows.append({"uri": uri, "props": {**props, "content_hash": digest}})
+                    parents[Label.SECTION if section.parent else Label.DOCUMENT].append({"uri": uri, "parent": parent})
+                    dirty_sources.append(uri)
+                    fresh_rows.extend(links[uri])
+                if previous_uri is not None:
+                    pairs.append([previous_uri, uri])
+                previous_uri = uri
+            gone.extend(sorted(set(old_sections) - current))
+            report.written.append(record.uri)
+
+        # Links into sections about to vanish must find a new target once they are gone.
+        recheck = [_row(record["row"]) for record in tx.run(TAKE_LINKS_INTO_SECTIONS, uris=gone)]
+        for label in (Label.DOCUMENT, Label.SECTION):
+            sources = [uri for uri in dirty_sources if (("#" in uri) == (label == Label.SECTION))]
+            if sources:
+                tx.run(DROP_OUTBOUND[label], uris=sources).consume()
+        tx.run(DELETE_SECTIONS, uris=gone).consume()
+        tx.run(UPSERT_DOCUMENTS, rows=document_rows).consume()
+        tx.run(UPSERT_SECTIONS, rows=section_rows).consume()
+        for label, rows in parents.items():
+            tx.run(LINK_PARENTS[label], rows=rows).consume()
+        tx.run(DROP_READING_ORDER, documents=[record.uri for record in changed]).consume()
+        tx.run(LINK_READING_ORDER, pairs=pairs).consume()
+        report.sections_written = len(section_rows)
+        report.sections_deleted = len(gone)
+
+        dirty = set(dirty_sources)
+        recheck = [row for row in recheck if row.source not in dirty]
+        keys = sorted({key for record in changed for key in (record.path_key, record.doc_id, record.uri) if key})
+        recheck += [_row(record["row"]) for record in tx.run(TAKE_WAITING, keys=keys)]
+        recheck += [
+            _row(record["row"])
+            for record in tx.run(
+                TAKE_RECHECKABLE_LINKS_INTO_DOCUMENTS,
+                rows=[{"uri": record.uri, "doc_id": record.doc_id or ""} for record in changed],
+            )
+        ]
+        recheck = [row for row in recheck if row.source not in dirty]
+        if defer_links:
+            report.deferred_links = fresh_rows
+            report.absorb(resolve(tx, recheck))
+        else:
+            report.absorb(resolve(tx, fresh_rows + recheck))
+        return report
+
+    def _ensure_folders(self, tx: ManagedTransaction, records: list[DocumentRecord]) -> None:
+        libraries = sorted({record.library for record in records})
+        tx.run(MERGE_LIBRARY, rows=[
+            {"uri": name, "hash": _hash(name), "source_path": str(self.roots[name])} for name in libraries
+        ]).consume()
+        folders: dict[str, dict] = {}
+        for record in records:
+            relfolder = ""
+            for uri, name in uris.folder_chain(record.library, record.relpath):
+                parent = uris.folder_uri(record.library, relfolder)
+                relfolder = f"{relfolder}/{name}" if relfolder else name
+                folders[uri] = {
+                    "uri": uri, "name": name, "parent": parent, "hash": _hash(uri),
+                    "source_path": str(self.roots[record.library] / relfolder),
+                }
+        ordered = sorted(folders.values(), key=lambda row: row["uri"].count("/"))
+        if ordered:
+            tx.run(MERGE_FOLDERS, rows=ordered).consume()
+
+    @staticmethod
+    def _document_props(record: DocumentRecord, external: list[str]) -> dict[str, object]:
+        return {
+            "name": record.name, "displayName": record.display_name, "doc_id": record.doc_id,
+            "format": record.format, "path_key": record.path_key, "library": record.library,
+            "relpath": record.relpath, "text": record.text, "anchors": list(record.anchors),
+            "external_links": external, "problems": list(record.problems), "sort_pos": 0,
+        }
+
+    def _delete(self, tx: ManagedTransaction, document_uris: list[str]) -> WriteReport:
+        report = WriteReport()
+        if not document_uris:
+            return report
+        inbound = [_row(record["row"]) for record in tx.run(TAKE_ALL_LINKS_INTO_DOCUMENTS, uris=document_uris)]
+        doomed = tuple(f"{uri}#" for uri in document_uris)
+        inbound = [row for row in inbound if row.source not in document_uris and not row.source.startswith(doomed)]
+        tx.run(DELETE_DOCUMENTS, uris=document_uris).consume()
+        candidates = {
+            uri.rsplit("/", depth)[0]
+            for uri in document_uris
+            for depth in range(1, uri.count("/") + 1)
+        }
+        for folder in sorted(candidates, key=lambda uri: -uri.count("/")):  # deepest first
+            tx.run(PRUNE_FOLDERS, uris=[folder]).consume()
+        report.deleted = list(document_uris)
+        report.absorb(resolve(tx, inbound))
+        return report
+
+
+def asdict_row(row: LinkRow) -> list[object]:
+    return [row.ordinal, row.href, row.text, row.kind, row.target_kind, row.key, row.anchor, row.reason]
+
+
+def _row(data: dict) -> LinkRow:
+    return LinkRow(
+        data["source"], data["ordinal"], data["href"], data["text"], data["kind"],
+        data["target_kind"], data["key"], data["anchor"], data.get("reason") or "",
+    )
+
+
+def _folder(relpath: str) -> str:
+    return relpath.rsplit("/", 1)[0] if "/" in relpath else ""

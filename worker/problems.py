@@ -1,0 +1,96 @@
+"""Recorded problems: inputs skipped or loaded with warnings, and work that failed after retries.
+
+Each has a stable id (source, key, kind), so a recurring problem updates one record; each names
+the task that makes its key current again, so `lakegraph errors --replay ID` can re-run it.
+Records are cleared when their key syncs cleanly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from neo4j import Driver
+
+from worker.graph.schema import Label
+
+Kind = Literal["skipped", "warning", "failed", "conflict"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    source: str  # documents, warehouse, pubsub, ...
+    key: str  # what it is about, e.g. "technical-library:bulletins/tsb-1.md"
+    kind: str
+    reason: str
+    first_seen: str
+    last_seen: str
+    occurrences: int
+    task: str
+    args: list
+
+
+RECORD = f"""
+MERGE (p:{Label.PROBLEM} {{id: $id}})
+ON CREATE SET p.first_seen = datetime(), p.occurrences = 0
+SET p.source = $source, p.key = $key, p.kind = $kind, p.reason = $reason, p.last_seen = datetime(),
+    p.occurrences = p.occurrences + 1, p.task = $task, p.args = $args
+"""
+CLEAR = f"""
+MATCH (p:{Label.PROBLEM} {{key: $key}})
+WHERE p.source = $source AND p.kind IN $kinds
+DELETE p
+"""
+CLEAR_MANY = f"""
+UNWIND $keys AS key
+MATCH (p:{Label.PROBLEM} {{key: key}})
+WHERE p.source = $source AND p.kind IN $kinds
+DELETE p
+"""
+LIST = f"""
+MATCH (p:{Label.PROBLEM})
+WHERE $source IS NULL OR p.source = $source
+RETURN p {{.*, first_seen: toString(p.first_seen), last_seen: toString(p.last_seen)}} AS p
+ORDER BY p.last_seen DESC, p.id
+"""
+GET = f"""
+MATCH (p:{Label.PROBLEM} {{id: $id}})
+RETURN p {{.*, first_seen: toString(p.first_seen), last_seen: toString(p.last_seen)}} AS p
+"""
+
+
+def problem_id(source: str, key: str, kind: str) -> str:
+    return hashlib.sha256(f"{source}\0{key}\0{kind}".encode()).hexdigest()[:12]
+
+
+def record(driver: Driver, database: str, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:
+    pid = problem_id(source, key, kind)
+    driver.execute_query(
+        RECORD, id=pid, source=source, key=key, kind=kind, reason=reason[:2000], task=task,
+        args=json.dumps(args), database_=database,
+    )
+    return pid
+
+
+def clear(driver: Driver, database: str, source: str, key: str, kinds: tuple[Kind, ...]) -> None:
+    driver.execute_query(CLEAR, source=source, key=key, kinds=list(kinds), database_=database)
+
+
+def clear_many(driver: Driver, database: str, source: str, keys: list[str], kinds: tuple[Kind, ...]) -> None:
+    driver.execute_query(CLEAR_MANY, source=source, keys=keys, kinds=list(kinds), database_=database)
+
+
+def _problem(data: dict) -> Problem:
+    return Problem(**{**data, "args": json.loads(data["args"])})
+
+
+def listing(driver: Driver, database: str, source: str | None = None) -> list[Problem]:
+    return [_problem(row["p"]) for row in driver.execute_query(LIST, source=source, database_=database).records]
+
+
+def get(driver: Driver, database: str, pid: str) -> Problem | None:
+    records = driver.execute_query(GET, id=pid, database_=database).records
+    return _problem(records[0]["p"]) if records else None
