@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_MARKUP = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*_`~]+|<[^>]+>")
+_MARKUP = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*`~]+|(?<!\w)_+|_+(?!\w)|<[^>]+>")
 _NOT_SLUG = re.compile(r"[^\w\- ]+", re.UNICODE)
 _NAME_NOT_SLUG = re.compile(r"[^\w.\-]+", re.UNICODE)
 _DASHES = re.compile(r"-{2,}")

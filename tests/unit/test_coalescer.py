@@ -1,0 +1,39 @@
+"""The watcher's coalescing: one job per path after a quiet window (with a test clock)."""
+
+from __future__ import annotations
+
+from worker.documents.watcher import Coalescer, Job
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_events_on_one_path_within_the_window_become_one_job() -> None:
+    clock = Clock()
+    coalescer = Coalescer(0.2, clock)
+    job = Job("lakegraph.sync_document", "lib", "a.md")
+    for step in range(10):
+        clock.now = step * 0.05
+        coalescer.add(job)
+    clock.now = 0.45 + 0.1
+    assert coalescer.due() == []  # last event at 0.45: due at 0.65
+    clock.now = 0.66
+    assert coalescer.due() == [job]
+    assert coalescer.due() == []
+
+
+def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:
+    clock = Clock()
+    coalescer = Coalescer(0.2, clock)
+    first, second = Job("t", "lib", "a.md"), Job("t", "lib", "b.md")
+    coalescer.add(first)
+    clock.now = 0.15
+    coalescer.add(second)
+    clock.now = 0.25
+    assert coalescer.due() == [first]
+    assert coalescer.due(everything=True) == [second]
