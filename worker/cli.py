@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -235,7 +236,6 @@ def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
     if not roots:
         return settings
     from worker.documents.slugs import name_slug
-    from worker.settings import LibrarySettings
 
     chosen = []
     for root in roots:
@@ -243,9 +243,11 @@ def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise LakegraphError(f"{folder} is not a folder")
-        chosen.append(LibrarySettings(name=name or name_slug(folder.resolve().name), root=folder))
-    documents = settings.documents.model_copy(update={"libraries": chosen})
-    return settings.model_copy(update={"documents": documents})
+        chosen.append({"name": name or name_slug(folder.resolve().name), "root": folder})
+    try:
+        return settings.with_section("documents", libraries=chosen)
+    except ValidationError as error:
+        raise LakegraphError(f"bad ROOT: {error.errors()[0]['msg']}") from None
 
 
 @cli.command()

@@ -166,6 +166,12 @@ class Settings(BaseSettings):
     def duckdb_file(self) -> Path:
         return self.state_path / self.warehouse.duckdb_path.expanduser()
 
+    def with_section(self, section: str, **values: Any) -> Settings:
+        """A copy with some keys of one section replaced, validated like the files are."""
+        current: Section = getattr(self, section)
+        replaced = type(current).model_validate({**current.model_dump(), **values})
+        return self.model_copy(update={section: replaced})
+
     def masked(self) -> dict[str, Any]:
         """The effective settings as plain data with every secret (and URL credential) masked."""
         data = self.model_dump(mode="python")

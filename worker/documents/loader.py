@@ -115,6 +115,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         resolution = sync.writer.resolve(deferred[start : start + RESOLVE_BATCH])
         report.linked += resolution.linked
         report.unresolved += resolution.unresolved
+        sync.record_duplicate_ids(resolution.duplicate_ids)
         progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
     report.stage_seconds["links"] = time.monotonic() - stamp
 

@@ -21,6 +21,7 @@ from worker.settings import Settings
 
 SOURCE = "documents"
 SYNC_TASK = "lakegraph.sync_document"
+RECONCILE_TASK = "lakegraph.reconcile_documents"
 ALL_KINDS: tuple[problems.Kind, ...] = ("skipped", "warning", "failed", "conflict")
 
 Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "conflict"]
@@ -148,11 +149,14 @@ class DocumentSync:
             problems.clear(self.driver, self.database, SOURCE, key, ALL_KINDS)
         if record.problems:
             self._record(key, "warning", "; ".join(record.problems), record.library, record.relpath)
-        for doc_id, holders in report.duplicate_ids.items():
+        self.record_duplicate_ids(report.duplicate_ids)
+
+    def record_duplicate_ids(self, duplicates: dict[str, list[str]]) -> None:
+        for doc_id, holders in duplicates.items():
             problems.record(
                 self.driver, self.database, SOURCE, f"id:{doc_id}", "conflict",
                 f"document id {doc_id!r} is declared by {', '.join(holders)}; links by id go to {holders[0]}",
-                SYNC_TASK, [record.library, record.relpath],
+                RECONCILE_TASK, [],
             )
 
     def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
@@ -163,7 +167,7 @@ class DocumentSync:
             relfolder = folder.relative_to(library.root).as_posix()
             problems.record(
                 self.driver, self.database, SOURCE, problem_key(library.name, relfolder), "skipped",
-                "symlink loop: this folder is already part of the library", "lakegraph.reconcile_documents", [],
+                "symlink loop: this folder is already part of the library", RECONCILE_TASK, [],
             )
 
         return report

@@ -1,0 +1,39 @@
+"""A comparable dump of the document graph: every node and edge with its properties, minus clocks."""
+
+from __future__ import annotations
+
+from neo4j import Driver
+
+VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
+DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
+
+NODES = """
+MATCH (n) WHERE any(label IN labels(n) WHERE label IN $labels)
+RETURN labels(n) AS labels, properties(n) AS props
+"""
+EDGES = """
+MATCH (a)-[r]->(b) WHERE any(label IN labels(a) WHERE label IN $labels)
+RETURN type(r) AS type, coalesce(a.uri, a.id) AS start, coalesce(b.uri, b.id) AS end, properties(r) AS props
+"""
+WIPE = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+
+
+def _clean(props: dict) -> tuple:
+    return tuple(sorted((key, repr(value)) for key, value in props.items() if key not in VOLATILE))
+
+
+def dump(driver: Driver) -> tuple[list, list]:
+    nodes = sorted(
+        (tuple(sorted(row["labels"])), _clean(row["props"]))
+        for row in driver.execute_query(NODES, labels=DOCUMENT_LABELS).records
+    )
+    edges = sorted(
+        (row["type"], row["start"], row["end"], _clean(row["props"]))
+        for row in driver.execute_query(EDGES, labels=DOCUMENT_LABELS).records
+    )
+    return nodes, edges
+
+
+def wipe(driver: Driver) -> None:
+    with driver.session() as session:
+        session.run(WIPE).consume()
