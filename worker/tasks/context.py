@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from celery.signals import worker_process_init
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
@@ -35,3 +36,12 @@ def graph() -> tuple[Driver, GraphTarget]:
 def documents() -> DocumentSync:
     driver, where = graph()
     return DocumentSync(settings(), driver, where.database)
+
+
+@worker_process_init.connect
+def _connect_early(**_: object) -> None:
+    """Open the graph connection as each pool process starts, not inside the first task."""
+    try:
+        graph()
+    except EngineUnavailable:
+        pass  # the first task retries with backoff until Neo4j is back
