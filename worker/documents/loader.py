@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from worker import problems
 from worker.documents.library import Library
-from worker.documents.source import DocumentRecord, Skipped, read
+from worker.documents.source import Skipped, read
 from worker.documents.sync import ALL_KINDS, SOURCE, STORED_DOCUMENTS, SYNC_TASK, DocumentSync, problem_key
 from worker.documents.resolver import LinkRow
+from worker.documents.writer import PreparedDocument, prepare
 
 WRITE_BATCH = 200
 RESOLVE_BATCH = 5000
@@ -41,15 +42,19 @@ class LoadReport:
         return self.sections / self.seconds if self.seconds else 0.0
 
 
-def _parse(job: tuple[Library, str, int]) -> DocumentRecord | tuple[str, str, str]:
-    library, relpath, max_bytes = job
+Job = tuple[Library, str, int, tuple[str, ...]]  # library, relpath, max bytes, id schemes
+
+
+def _parse(job: Job) -> PreparedDocument | tuple[str, str, str]:
+    """Read, parse and turn into graph rows: all the per-document CPU work, done in the pool."""
+    library, relpath, max_bytes, id_schemes = job
     try:
-        return read(library, relpath, max_bytes)
+        return prepare(read(library, relpath, max_bytes), id_schemes, str(library.path(relpath)))
     except (Skipped, FileNotFoundError) as err:
         return (library.name, relpath, str(err) or "vanished while loading")
 
 
-def _parsed(jobs: list[tuple[Library, str, int]], workers: int) -> Iterator[DocumentRecord | tuple[str, str, str]]:
+def _parsed(jobs: list[Job], workers: int) -> Iterator[PreparedDocument | tuple[str, str, str]]:
     if workers <= 1 or len(jobs) < 2 * PARSE_CHUNK:
         yield from map(_parse, jobs)
         return
@@ -62,7 +67,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     report = LoadReport()
     max_bytes = sync.settings.documents.max_file_bytes
     jobs = [
-        (library, relpath, max_bytes)
+        (library, relpath, max_bytes, sync.id_schemes)
         for library in sync.libraries.values()
         for relpath in library.walk(on_loop=sync.loop_reporter(library))
     ]
@@ -70,7 +75,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
 
     deferred: list[LinkRow] = []
     seen_uris: dict[str, str] = {}
-    batch: list[DocumentRecord] = []
+    batch: list[PreparedDocument] = []
 
     def flush() -> None:
         outcome = sync.writer.write(batch, defer_links=True)
@@ -119,7 +124,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
     report.stage_seconds["links"] = time.monotonic() - stamp
 
-    present = {(library.name, relpath) for library, relpath, _ in jobs}
+    present = {(library.name, relpath) for library, relpath, _, _ in jobs}
     stale = [
         row["uri"] for row in sync.driver.execute_query(STORED_DOCUMENTS, database_=sync.database).records
         if (row["library"], row["relpath"]) not in present

@@ -8,7 +8,7 @@ later" resolves: its UnresolvedLink is read back as a row and resolved anew.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from neo4j import ManagedTransaction
 
@@ -26,6 +26,9 @@ class LinkRow:
     key: str
     anchor: str
     reason: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
 
     @property
     def source_document(self) -> str:
@@ -68,10 +71,11 @@ UNWIND $keys AS key
 MATCH (d:{Label.DOCUMENT} {{doc_id: key}})
 RETURN key, d.uri AS uri, d.anchors AS anchors
 """
-SECTIONS_OF = f"""
-UNWIND $documents AS document
-MATCH (s:{Label.SECTION} {{doc_uri: document}})
-RETURN document, s.uri AS uri, s.anchors AS anchors, s.sort_pos AS position
+SECTIONS_BY_ANCHOR = f"""
+UNWIND $wanted AS wanted
+MATCH (s:{Label.SECTION} {{doc_uri: wanted[0]}})
+WHERE wanted[1] IN s.anchors
+RETURN wanted[0] AS document, wanted[1] AS anchor, s.uri AS uri, s.sort_pos AS position
 """
 
 
@@ -100,16 +104,16 @@ def resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
             target_documents[row] = {"uri": row.source_document, "anchors": None}
         else:
             target_documents[row] = None
-    anchored = {doc["uri"] for row, doc in target_documents.items() if doc is not None and row.anchor}
-    sections = _sections(tx, anchored)
+    wanted = {(doc["uri"], row.anchor) for row, doc in target_documents.items() if doc is not None and row.anchor}
+    sections = _sections(tx, wanted)
     links: dict[tuple[Label, Label], list[dict]] = defaultdict(list)
     unresolved: dict[Label, list[dict]] = defaultdict(list)
     for row, doc in target_documents.items():
         target, found, reason = _target(row, doc, sections)
         if target is None:
-            unresolved[_label(row.source)].append({**asdict(row), "reason": reason})
+            unresolved[_label(row.source)].append({**row.as_dict(), "reason": reason})
         else:
-            links[(_label(row.source), _label(target))].append({**asdict(row), "target": target, "anchor_found": found})
+            links[(_label(row.source), _label(target))].append({**row.as_dict(), "target": target, "anchor_found": found})
     for pair, batch in links.items():
         tx.run(CREATE_LINKS[pair], rows=batch).consume()
     for label, batch in unresolved.items():
@@ -151,13 +155,12 @@ def _documents(tx: ManagedTransaction, query: str, keys: set[str]) -> dict[str, 
     return found
 
 
-def _sections(tx: ManagedTransaction, documents: set[str]) -> dict[str, dict[str, str]]:
-    """document uri -> anchor -> section uri (the first section in reading order wins)."""
-    if not documents:
+def _sections(tx: ManagedTransaction, wanted: set[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """document uri -> anchor -> section uri, for the wanted anchors (first in reading order wins)."""
+    if not wanted:
         return {}
-    ordered = sorted(tx.run(SECTIONS_OF, documents=sorted(documents)), key=lambda record: record["position"])
+    ordered = sorted(tx.run(SECTIONS_BY_ANCHOR, wanted=sorted(map(list, wanted))), key=lambda record: record["position"])
     found: dict[str, dict[str, str]] = defaultdict(dict)
     for record in ordered:
-        for anchor in record["anchors"] or []:
-            found[record["document"]].setdefault(anchor, record["uri"])
+        found[record["document"]].setdefault(record["anchor"], record["uri"])
     return found

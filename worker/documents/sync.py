@@ -14,8 +14,8 @@ from neo4j import Driver
 from worker import problems
 from worker.documents import uris
 from worker.documents.library import Library, libraries
-from worker.documents.source import DocumentRecord, Skipped, file_hash, read
-from worker.documents.writer import DocumentWriter, WriteReport
+from worker.documents.source import Skipped, file_hash, read
+from worker.documents.writer import DocumentWriter, PreparedDocument, WriteReport, prepare
 from worker.graph.schema import Label
 from worker.settings import Settings
 
@@ -45,10 +45,8 @@ class DocumentSync:
         self.driver = driver
         self.database = database
         self.libraries: dict[str, Library] = {library.name: library for library in libraries(settings)}
-        self.writer = DocumentWriter(
-            driver, database, {name: library.root for name, library in self.libraries.items()},
-            tuple(settings.documents.id_schemes),
-        )
+        self.id_schemes = tuple(settings.documents.id_schemes)
+        self.writer = DocumentWriter(driver, database, {name: library.root for name, library in self.libraries.items()})
 
     def library(self, name: str) -> Library:
         try:
@@ -77,8 +75,9 @@ class DocumentSync:
         if stored is not None and stored != (library.name, relpath) and library.path(stored[1]).is_file():
             self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
             return "conflict"
-        report = self.writer.write([record])
-        self.settle(record, report)
+        prepared = prepare(record, self.id_schemes, str(path))
+        report = self.writer.write([prepared])
+        self.settle(prepared, report)
         return "written" if report.written else "unchanged"
 
     def sync_folder(self, library_name: str, relfolder: str) -> ReconcileReport:
@@ -142,7 +141,7 @@ class DocumentSync:
             return "deleted"
         return "absent"
 
-    def settle(self, record: DocumentRecord, report: WriteReport, cleared: bool = False) -> None:
+    def settle(self, record: PreparedDocument, report: WriteReport, cleared: bool = False) -> None:
         """Problems follow the document's current state: old ones cleared, current warnings recorded."""
         key = problem_key(record.library, record.relpath)
         if not cleared:

@@ -89,6 +89,21 @@ WITH s
 OPTIONAL MATCH (s)<-[old:{Rel.HAS}]-()
 DELETE old
 """
+CREATE_SECTION_TREES = f"""
+UNWIND $documents AS document
+MATCH (d:{Label.DOCUMENT} {{uri: document.uri}})
+UNWIND document.sections AS row
+CREATE (s:{Label.SECTION})
+SET s = row.props, s.updated_at = datetime()
+WITH d, document, collect(s) AS made
+FOREACH (i IN range(0, size(made) - 1) |
+  FOREACH (child IN [made[i]] |
+    FOREACH (parent IN CASE WHEN document.sections[i].parent_index < 0 THEN [d]
+                            ELSE [made[document.sections[i].parent_index]] END |
+      CREATE (parent)-[:{Rel.HAS}]->(child))
+    FOREACH (next IN CASE WHEN i + 1 < size(made) THEN [made[i + 1]] ELSE [] END |
+      CREATE (child)-[:{Rel.NEXT_SECTION}]->(next))))
+"""
 LINK_PARENTS = {
     parent: f"""
     UNWIND $rows AS r
@@ -212,17 +227,74 @@ def outbound_rows(record: DocumentRecord, id_schemes: tuple[str, ...]) -> tuple[
     return rows, external
 
 
+@dataclass(frozen=True)
+class PreparedSection:
+    uri: str
+    parent: str  # the parent section's uri, or the document's
+    parent_index: int  # the parent's position among the sections; -1 for the document
+    props: dict  # every stored property, content_hash included
+    links: list[LinkRow]
+
+
+@dataclass(frozen=True)
+class PreparedDocument:
+    """A document record turned into graph rows (pure and picklable, so parse workers can do it)."""
+
+    uri: str
+    library: str
+    relpath: str
+    path_key: str
+    doc_id: str | None
+    file_hash: str
+    problems: tuple[str, ...]
+    parent: str  # folder or library uri
+    props: dict
+    own_hash: str  # the document node's own content (not its sections)
+    links: list[LinkRow]
+    sections: list[PreparedSection]
+
+
+def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: str) -> PreparedDocument:
+    links, external = outbound_rows(record, id_schemes)
+    own = {
+        "name": record.name, "displayName": record.display_name, "doc_id": record.doc_id,
+        "format": record.format, "path_key": record.path_key, "library": record.library,
+        "relpath": record.relpath, "text": record.text, "anchors": list(record.anchors),
+        "external_links": external[record.uri], "problems": list(record.problems), "sort_pos": 0,
+    }
+    positions = {section.path: section.position for section in record.sections}
+    sections = []
+    for section in record.sections:
+        uri = uris.section_uri(record.uri, section.path)
+        parent = uris.section_uri(record.uri, section.parent) if section.parent else record.uri
+        props = {
+            "uri": uri, "name": section.anchor, "displayName": section.title or section.anchor,
+            "level": section.level, "sort_pos": section.position, "text": section.text,
+            "anchors": list(section.anchors), "doc_uri": record.uri, "external_links": external[uri],
+            "source_path": source_path,
+        }
+        props["content_hash"] = _hash([props, parent, [_row_values(row) for row in links[uri]]])
+        parent_index = positions[section.parent] if section.parent else -1
+        sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
+    return PreparedDocument(
+        uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
+        doc_id=record.doc_id, file_hash=record.content_hash, problems=record.problems,
+        parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
+        own_hash=_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
+        sections=sections,
+    )
+
+
 class DocumentWriter:
-    def __init__(self, driver: Driver, database: str, roots: dict[str, Path], id_schemes: tuple[str, ...]) -> None:
+    def __init__(self, driver: Driver, database: str, roots: dict[str, Path]) -> None:
         self.driver = driver
         self.database = database
         self.roots = roots
-        self.id_schemes = id_schemes
 
     def _session(self):
         return self.driver.session(database=self.database)
 
-    def write(self, records: list[DocumentRecord], defer_links: bool = False) -> WriteReport:
+    def write(self, records: list[PreparedDocument], defer_links: bool = False) -> WriteReport:
         """Upsert documents in one transaction. With defer_links, their links are returned instead
         of resolved (a full load resolves them once every document exists)."""
         with self._session() as session:
@@ -249,57 +321,51 @@ class DocumentWriter:
             record = session.run(STORED_SOURCE, uri=uri).single()
         return None if record is None or record["relpath"] is None else (record["library"], record["relpath"])
 
-    def _write(self, tx: ManagedTransaction, records: list[DocumentRecord], defer_links: bool) -> WriteReport:
+    def _write(self, tx: ManagedTransaction, documents: list[PreparedDocument], defer_links: bool) -> WriteReport:
         report = WriteReport()
-        stored = {row["uri"]: row for row in tx.run(STORED_HASHES, uris=[record.uri for record in records])}
-        changed = [record for record in records if stored.get(record.uri, {}).get("file_hash") != record.content_hash]
-        changed_uris = {record.uri for record in changed}
-        report.unchanged = [record.uri for record in records if record.uri not in changed_uris]
+        stored = {row["uri"]: row for row in tx.run(STORED_HASHES, uris=[doc.uri for doc in documents])}
+        changed = [doc for doc in documents if stored.get(doc.uri, {}).get("file_hash") != doc.file_hash]
+        changed_uris = {doc.uri for doc in changed}
+        report.unchanged = [doc.uri for doc in documents if doc.uri not in changed_uris]
         if not changed:
             return report
         self._ensure_folders(tx, changed)
 
-        document_rows, section_rows, parents, pairs = [], [], defaultdict(list), []
+        document_rows, created, section_rows, parents, pairs = [], [], [], defaultdict(list), []
         dirty_sources: list[str] = []
         fresh_rows: list[LinkRow] = []
         gone: list[str] = []
-        for record in changed:
-            old = stored.get(record.uri)
-            old_sections = {uri: digest for uri, digest in (old["sections"] if old else []) if uri is not None}
-            links, external = outbound_rows(record, self.id_schemes)
-            own = self._document_props(record, external[record.uri])
-            own_hash = _hash([own, [asdict_row(row) for row in links[record.uri]]])
+        for doc in changed:
+            old = stored.get(doc.uri)
             document_rows.append({
-                "uri": record.uri, "parent": uris.folder_uri(record.library, _folder(record.relpath)),
-                "file_hash": record.content_hash, "source_path": str(self.roots[record.library] / record.relpath),
-                "own_hash": own_hash, "props": own,
+                "uri": doc.uri, "parent": doc.parent, "file_hash": doc.file_hash,
+                "source_path": str(self.roots[doc.library] / doc.relpath), "own_hash": doc.own_hash, "props": doc.props,
             })
-            if old is None or old["own_hash"] != own_hash:
-                dirty_sources.append(record.uri)
-                fresh_rows.extend(links[record.uri])
-            current = set()
-            previous_uri = None
-            for section in record.sections:
-                uri = uris.section_uri(record.uri, section.path)
-                current.add(uri)
-                props = {
-                    "name": section.anchor, "displayName": section.title or section.anchor, "level": section.level,
-                    "sort_pos": section.position, "text": section.text, "anchors": list(section.anchors),
-                    "doc_uri": record.uri, "external_links": external[uri],
-                    "source_path": str(self.roots[record.library] / record.relpath),
-                }
-                parent = uris.section_uri(record.uri, section.parent) if section.parent else record.uri
-                digest = _hash([props, parent, [asdict_row(row) for row in links[uri]]])
-                if old_sections.get(uri) != digest:
-                    section_rows.append({"uri": uri, "props": {**props, "content_hash": digest}})
-                    parents[Label.SECTION if section.parent else Label.DOCUMENT].append({"uri": uri, "parent": parent})
-                    dirty_sources.append(uri)
-                    fresh_rows.extend(links[uri])
-                if previous_uri is not None:
-                    pairs.append([previous_uri, uri])
-                previous_uri = uri
-            gone.extend(sorted(set(old_sections) - current))
-            report.written.append(record.uri)
+            if old is None or old["own_hash"] != doc.own_hash:
+                dirty_sources.append(doc.uri)
+                fresh_rows.extend(doc.links)
+            report.written.append(doc.uri)
+            report.sections_written += len(doc.sections) if old is None else 0
+            if old is None:  # a new document: its whole tree in one pass
+                created.append({
+                    "uri": doc.uri,
+                    "sections": [{"props": section.props, "parent_index": section.parent_index} for section in doc.sections],
+                })
+                for section in doc.sections:
+                    fresh_rows.extend(section.links)
+                continue
+            old_sections = {uri: digest for uri, digest in old["sections"] if uri is not None}
+            for position, section in enumerate(doc.sections):
+                if old_sections.get(section.uri) != section.props["content_hash"]:
+                    section_rows.append({"uri": section.uri, "props": section.props})
+                    parents[Label.SECTION if section.parent_index >= 0 else Label.DOCUMENT].append(
+                        {"uri": section.uri, "parent": section.parent}
+                    )
+                    dirty_sources.append(section.uri)
+                    fresh_rows.extend(section.links)
+                if position:
+                    pairs.append([doc.sections[position - 1].uri, section.uri])
+            gone.extend(sorted(set(old_sections) - {section.uri for section in doc.sections}))
 
         # Links into sections about to vanish must find a new target once they are gone.
         recheck = [_row(record["row"]) for record in tx.run(TAKE_LINKS_INTO_SECTIONS, uris=gone)]
@@ -309,23 +375,25 @@ class DocumentWriter:
                 tx.run(DROP_OUTBOUND[label], uris=sources).consume()
         tx.run(DELETE_SECTIONS, uris=gone).consume()
         tx.run(UPSERT_DOCUMENTS, rows=document_rows).consume()
+        tx.run(CREATE_SECTION_TREES, documents=created).consume()
         tx.run(UPSERT_SECTIONS, rows=section_rows).consume()
         for label, rows in parents.items():
             tx.run(LINK_PARENTS[label], rows=rows).consume()
-        tx.run(DROP_READING_ORDER, documents=[record.uri for record in changed]).consume()
+        updated = [doc.uri for doc in changed if doc.uri in stored]
+        tx.run(DROP_READING_ORDER, documents=updated).consume()
         tx.run(LINK_READING_ORDER, pairs=pairs).consume()
-        report.sections_written = len(section_rows)
+        report.sections_written += len(section_rows)
         report.sections_deleted = len(gone)
 
         dirty = set(dirty_sources)
         recheck = [row for row in recheck if row.source not in dirty]
-        keys = sorted({key for record in changed for key in (record.path_key, record.doc_id, record.uri) if key})
+        keys = sorted({key for doc in changed for key in (doc.path_key, doc.doc_id, doc.uri) if key})
         recheck += [_row(record["row"]) for record in tx.run(TAKE_WAITING, keys=keys)]
         recheck += [
             _row(record["row"])
             for record in tx.run(
                 TAKE_RECHECKABLE_LINKS_INTO_DOCUMENTS,
-                rows=[{"uri": record.uri, "doc_id": record.doc_id or ""} for record in changed],
+                rows=[{"uri": doc.uri, "doc_id": doc.doc_id or ""} for doc in changed if doc.uri in stored],
             )
         ]
         recheck = [row for row in recheck if row.source not in dirty]
@@ -336,7 +404,7 @@ class DocumentWriter:
             report.absorb(resolve(tx, fresh_rows + recheck))
         return report
 
-    def _ensure_folders(self, tx: ManagedTransaction, records: list[DocumentRecord]) -> None:
+    def _ensure_folders(self, tx: ManagedTransaction, records: list[PreparedDocument]) -> None:
         libraries = sorted({record.library for record in records})
         tx.run(MERGE_LIBRARY, rows=[
             {"uri": name, "hash": _hash(name), "source_path": str(self.roots[name])} for name in libraries
@@ -354,15 +422,6 @@ class DocumentWriter:
         ordered = sorted(folders.values(), key=lambda row: row["uri"].count("/"))
         if ordered:
             tx.run(MERGE_FOLDERS, rows=ordered).consume()
-
-    @staticmethod
-    def _document_props(record: DocumentRecord, external: list[str]) -> dict[str, object]:
-        return {
-            "name": record.name, "displayName": record.display_name, "doc_id": record.doc_id,
-            "format": record.format, "path_key": record.path_key, "library": record.library,
-            "relpath": record.relpath, "text": record.text, "anchors": list(record.anchors),
-            "external_links": external, "problems": list(record.problems), "sort_pos": 0,
-        }
 
     def _delete(self, tx: ManagedTransaction, document_uris: list[str]) -> WriteReport:
         report = WriteReport()
@@ -384,7 +443,7 @@ class DocumentWriter:
         return report
 
 
-def asdict_row(row: LinkRow) -> list[object]:
+def _row_values(row: LinkRow) -> list[object]:
     return [row.ordinal, row.href, row.text, row.kind, row.target_kind, row.key, row.anchor, row.reason]
 
 
