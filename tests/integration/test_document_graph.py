@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from tests.helpers import clean_env, run_cli
 from tests.pdfs import make_pdf
 from worker import problems
 from worker.documents.loader import load
+from worker.documents.source import read
 from worker.documents.sync import DocumentSync
+from worker.documents.writer import prepare
 from worker.graph import schema
 
 pytestmark = pytest.mark.timeout(180)
@@ -261,3 +264,20 @@ def test_reconcile_repairs_every_kind_of_drift(neo4j_service: Neo4jService, grap
     wipe(graph)
     load(sync, workers=1)
     assert dump(graph) == repaired
+
+
+def test_two_workers_creating_the_same_document_at_once_both_succeed(
+    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path
+) -> None:
+    root = tmp_path / "lib"
+    write(root, "a.md", "# A\n## B\n## C\ntext\n")
+    sync = make_sync(neo4j_service, graph, lib=root)
+    document = prepare(read(sync.library("lib"), "a.md", 10_000), sync.id_schemes, str(root / "a.md"))
+    for _ in range(5):
+        wipe(graph)
+        schema.apply(graph, "neo4j")
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            reports = list(pool.map(lambda _: sync.writer.write([document]), range(2)))
+        assert sorted(len(report.written) for report in reports) in ([0, 1], [1, 1])
+        count = "MATCH (s:Section {doc_uri: 'lib/a'}) RETURN count(s) AS c"
+        assert graph.execute_query(count).records[0]["c"] == 3

@@ -32,12 +32,22 @@ def start_up(env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_up_reaches_ready_and_stops_everything_within_ten_seconds(tmp_path: Path, stop_signal: signal.Signals) -> None:
-    env = runtime_env(tmp_path)
+    library = tmp_path / "library"
+    library.mkdir()
+    env = runtime_env(tmp_path / "state", LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "lib", "root": str(library)}]))
     process, lines = start_up(env)
     try:
         family = psutil.Process(process.pid).children(recursive=True)
         names = " ".join(" ".join(child.cmdline()) for child in family)
-        assert "CommunityEntryPoint" in names and "redis-server" in names and "celery" in names
+        assert "CommunityEntryPoint" in names and "redis-server" in names
+        assert "celery -A worker.celery_app worker" in names and "celery -A worker.celery_app beat" in names
+        assert "worker.cli watch" in names
+
+        (library / "hello.md").write_text("# Hello\nSee [nowhere](missing.md).\n")
+        deadline = time.monotonic() + 20
+        while "1 unresolved" not in (listing := run_cli("links", "--broken", env=env)).stdout and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "lib/hello#hello  missing.md  (no document at lib/missing)" in listing.stdout
 
         doctor = run_cli("doctor", "--json", env=env)
         states = {row["engine"]: row["state"] for row in json.loads(doctor.stdout)}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neo4j import Driver, ManagedTransaction
+from neo4j.exceptions import ConstraintError
 
 from worker.documents import links as link_targets
 from worker.documents import uris
@@ -296,9 +297,15 @@ class DocumentWriter:
 
     def write(self, records: list[PreparedDocument], defer_links: bool = False) -> WriteReport:
         """Upsert documents in one transaction. With defer_links, their links are returned instead
-        of resolved (a full load resolves them once every document exists)."""
+        of resolved (a full load resolves them once every document exists).
+
+        Two workers may both find a document new and race to create its sections; the loser's
+        transaction fails on the uri constraint and simply runs again, now seeing the winner's."""
         with self._session() as session:
-            return session.execute_write(self._write, records, defer_links)
+            try:
+                return session.execute_write(self._write, records, defer_links)
+            except ConstraintError:
+                return session.execute_write(self._write, records, defer_links)
 
     def resolve(self, rows: list[LinkRow]) -> Resolution:
         with self._session() as session:
