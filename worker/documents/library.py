@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -52,7 +52,7 @@ class Library:
     def path(self, relpath: str) -> Path:
         return self.root / relpath
 
-    def walk(self, on_loop: callable) -> Iterator[str]:
+    def walk(self, on_loop: Callable[[Path], None]) -> Iterator[str]:
         """Every document's relpath, following symlinks but never round a loop (reported to on_loop)."""
         seen: set[tuple[int, int]] = set()
         for folder, dirs, files in os.walk(self.root, followlinks=True):
@@ -77,10 +77,3 @@ def libraries(settings: Settings) -> list[Library]:
         for entry in conf.libraries
     ]
 
-
-def find(libraries_: list[Library], path: Path) -> tuple[Library, str] | None:
-    for library in libraries_:
-        relpath = library.relpath(path)
-        if relpath is not None:
-            return library, relpath
-    return None

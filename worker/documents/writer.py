@@ -29,8 +29,6 @@ class WriteReport:
     written: list[str] = field(default_factory=list)  # documents whose nodes changed
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    sections_written: int = 0
-    sections_deleted: int = 0
     linked: int = 0
     unresolved: int = 0
     duplicate_ids: dict[str, list[str]] = field(default_factory=dict)
@@ -49,6 +47,17 @@ OPTIONAL MATCH (s:{Label.SECTION} {{doc_uri: uri}})
 RETURN uri, d.content_hash AS file_hash, d.own_hash AS own_hash, d.doc_id AS doc_id,
        collect([s.uri, s.content_hash]) AS sections
 """
+def _under_container(node: str) -> str:
+    """Cypher that hangs `node` under row r's parent, a Library or a Folder."""
+    return f"""
+WITH {node}, r
+OPTIONAL MATCH (pl:{Label.LIBRARY} {{uri: r.parent}})
+OPTIONAL MATCH (pf:{Label.FOLDER} {{uri: r.parent}})
+WITH {node}, coalesce(pf, pl) AS parent
+MERGE (parent)-[:{Rel.HAS}]->({node})
+"""
+
+
 MERGE_LIBRARY = f"""
 UNWIND $rows AS r
 MERGE (l:{Label.LIBRARY} {{uri: r.uri}})
@@ -61,12 +70,7 @@ UNWIND $rows AS r
 MERGE (f:{Label.FOLDER} {{uri: r.uri}})
 ON CREATE SET f.name = r.name, f.displayName = r.name, f.sort_pos = 0, f.source_path = r.source_path,
               f.content_hash = r.hash, f.updated_at = datetime()
-WITH f, r
-OPTIONAL MATCH (pl:{Label.LIBRARY} {{uri: r.parent}})
-OPTIONAL MATCH (pf:{Label.FOLDER} {{uri: r.parent}})
-WITH f, coalesce(pf, pl) AS parent
-MERGE (parent)-[:{Rel.HAS}]->(f)
-"""
+""" + _under_container("f")
 UPSERT_DOCUMENTS = f"""
 UNWIND $rows AS r
 MERGE (d:{Label.DOCUMENT} {{uri: r.uri}})
@@ -76,12 +80,7 @@ CALL (d, r) {{
   WITH d, r WHERE d.own_hash IS NULL OR d.own_hash <> r.own_hash
   SET d += r.props, d.own_hash = r.own_hash, d.updated_at = datetime()
 }}
-WITH d, r
-OPTIONAL MATCH (pl:{Label.LIBRARY} {{uri: r.parent}})
-OPTIONAL MATCH (pf:{Label.FOLDER} {{uri: r.parent}})
-WITH d, coalesce(pf, pl) AS parent
-MERGE (parent)-[:{Rel.HAS}]->(d)
-"""
+""" + _under_container("d")
 UPSERT_SECTIONS = f"""
 UNWIND $rows AS r
 MERGE (s:{Label.SECTION} {{uri: r.uri}})
@@ -352,7 +351,6 @@ class DocumentWriter:
                 dirty_sources.append(doc.uri)
                 fresh_rows.extend(doc.links)
             report.written.append(doc.uri)
-            report.sections_written += len(doc.sections) if old is None else 0
             if old is None:  # a new document: its whole tree in one pass
                 created.append({
                     "uri": doc.uri,
@@ -389,8 +387,6 @@ class DocumentWriter:
         updated = [doc.uri for doc in changed if doc.uri in stored]
         tx.run(DROP_READING_ORDER, documents=updated).consume()
         tx.run(LINK_READING_ORDER, pairs=pairs).consume()
-        report.sections_written += len(section_rows)
-        report.sections_deleted = len(gone)
 
         dirty = set(dirty_sources)
         recheck = [row for row in recheck if row.source not in dirty]
