@@ -33,7 +33,6 @@ PLANNED: dict[str, tuple[int, str]] = {
     "theme-changes": (6, "the change log of theme runs"),
     "tables": (5, "table context by hybrid retrieval"),
     "join-path": (5, "the real join path between two tables"),
-    "joins": (4, "joins learned from query logs"),
     "coverage": (5, "terms no document mentions"),
     "cypher": (5, "read-only Cypher"),
     "sql": (5, "read-only, budgeted warehouse SQL"),
@@ -333,6 +332,66 @@ def watch(ctx: Context) -> None:
     watchers.run()
     watchers.stop()
     out.print(f"stopped after sending {watchers.sent} task(s)")
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def joins(click_ctx: click.Context) -> None:
+    """Joins learned from query logs; `joins extract` runs the inference offline."""
+    if click_ctx.invoked_subcommand is None:
+        raise LakegraphError("listing the graph's declared and learned joins is not built yet (tracked in issue #4)")
+
+
+@joins.command("extract")
+@click.option("--queries", "queries_file", required=True, type=click.Path(path_type=Path), help="JSONL of {id, sql[, user, dialect]}.")
+@click.option("--dialect", required=True, help="sqlglot dialect of the SQL, e.g. bigquery, duckdb, snowflake.")
+@click.option("--schema", "schema_file", type=click.Path(path_type=Path), help="JSON schema in sqlglot's mapping form.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of pairs.")
+def joins_extract(queries_file: Path, dialect: str, schema_file: Path | None, as_json: bool) -> None:
+    """Infer join pairs from a file of queries, without a graph."""
+    from sqlglot.dialects.dialect import Dialect
+
+    from worker.warehouse.query_log import absorb, read_queries
+    from worker.warehouse.joins import SchemaIndex
+
+    try:
+        Dialect.get_or_raise(dialect)
+    except ValueError as error:
+        raise LakegraphError(f"unknown --dialect {dialect!r}: {error}") from None
+    schema = SchemaIndex(_read_json(schema_file) if schema_file else {})
+    executions, rejected = read_queries(queries_file)
+    for line, reason in rejected[:5]:
+        err.print(f"skipped line {line}: {reason}", highlight=False, markup=False)
+    result = absorb(executions, dialect, schema)
+    rows = sorted(result.pairs.items())
+    if as_json:
+        emit_json([
+            {"left": str(pair.left), "right": str(pair.right), "queries": len(stats.queries), "executions": stats.executions}
+            for pair, stats in rows
+        ])
+    else:
+        out.print(
+            f"{result.executions} executions, {len(result.shapes)} distinct queries, "
+            f"{len(result.unparsable)} unparsable, {len(rejected)} bad lines, {result.duplicates} duplicate ids; {len(rows)} join pairs",
+            highlight=False,
+        )
+        for pair, stats in rows:
+            flag = "  (self-join)" if pair.self_join else ""
+            out.print(f"{pair.left} = {pair.right}  queries {len(stats.queries)}  executions {stats.executions}{flag}", highlight=False, markup=False)
+    if result.unparsable and not as_json:
+        err.print(f"{len(result.unparsable)} queries did not parse, e.g.: {next(iter(result.unparsable.values()))}", markup=False)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise LakegraphError(f"cannot read {path}: {error.strerror}") from None
+    except ValueError as error:
+        raise LakegraphError(f"{path} is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise LakegraphError(f"{path} must hold a JSON object (sqlglot's schema mapping)")
+    return data
 
 
 def _planned(name: str, issue: int, summary: str) -> click.Command:

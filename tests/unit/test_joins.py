@@ -1,0 +1,160 @@
+"""Join inference from SQL (sqlglot): every join shape, resolved to base-table columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import assert_one_line_error, run_cli
+from worker.warehouse.joins import SchemaIndex, extract, fingerprint
+from worker.warehouse.query_log import Execution, absorb
+
+SCHEMA = SchemaIndex({
+    "shop": {
+        "customers": {"id": "INT64", "region": "STRING"},
+        "orders": {"id": "INT64", "customer_id": "INT64", "order_id": "INT64"},
+        "items": {"order_id": "INT64", "sku": "STRING", "line": "INT64"},
+        "parts": {"sku": "STRING", "line": "INT64"},
+        "employees": {"id": "INT64", "manager_id": "INT64"},
+    }
+})
+ORDERS_CUSTOMERS = {("shop.customers.id", "shop.orders.customer_id")}
+
+
+def pairs(sql: str, schema: SchemaIndex = SCHEMA) -> set[tuple[str, str]]:
+    result = extract(sql, "bigquery", schema)
+    assert result.error is None, result.error
+    return {(str(pair.left), str(pair.right)) for pair in result.pairs}
+
+
+@pytest.mark.parametrize(
+    ("shape", "sql", "expected"),
+    [
+        ("aliases", "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id", ORDERS_CUSTOMERS),
+        ("reversed sides", "SELECT * FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id", ORDERS_CUSTOMERS),
+        ("unaliased, backticked", "SELECT * FROM `shop.orders` JOIN `shop`.`customers` ON orders.customer_id = customers.id", ORDERS_CUSTOMERS),
+        ("unqualified columns", "SELECT * FROM shop.orders JOIN shop.customers ON customer_id = region", {("shop.customers.region", "shop.orders.customer_id")}),
+        ("USING", "SELECT * FROM shop.orders JOIN shop.items USING (order_id)", {("shop.items.order_id", "shop.orders.order_id")}),
+        ("comma join with WHERE", "SELECT * FROM shop.orders o, shop.customers c WHERE o.customer_id = c.id AND c.region = 'EU'", ORDERS_CUSTOMERS),
+        ("composite ON a AND b", "SELECT * FROM shop.items i JOIN shop.parts p ON i.sku = p.sku AND i.line = p.line",
+         {("shop.items.sku", "shop.parts.sku"), ("shop.items.line", "shop.parts.line")}),
+        ("CTE", "WITH c AS (SELECT id AS cid FROM shop.customers) SELECT * FROM shop.orders o JOIN c ON o.customer_id = c.cid", ORDERS_CUSTOMERS),
+        ("CTE of a CTE", "WITH a AS (SELECT id FROM shop.customers), b AS (SELECT id AS k FROM a) "
+         "SELECT * FROM shop.orders o JOIN b ON b.k = o.customer_id", ORDERS_CUSTOMERS),
+        ("CTE built with SELECT *", "WITH c AS (SELECT * FROM shop.customers) SELECT * FROM shop.orders o JOIN c ON o.customer_id = c.id", ORDERS_CUSTOMERS),
+        ("derived table", "SELECT * FROM shop.orders o JOIN (SELECT id AS k FROM shop.customers) d ON d.k = o.customer_id", ORDERS_CUSTOMERS),
+        ("subquery", "SELECT * FROM shop.orders o WHERE o.customer_id IN "
+         "(SELECT c.id FROM shop.customers c JOIN shop.orders o2 ON o2.customer_id = c.id)", ORDERS_CUSTOMERS),
+        ("UNION branches", "SELECT * FROM shop.orders o JOIN (SELECT id FROM shop.customers UNION ALL SELECT id FROM shop.employees) u "
+         "ON u.id = o.customer_id", {("shop.customers.id", "shop.orders.customer_id"), ("shop.employees.id", "shop.orders.customer_id")}),
+        ("joins inside UNION branches", "SELECT o.id FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id "
+         "UNION ALL SELECT i.line FROM shop.items i JOIN shop.parts p ON i.sku = p.sku",
+         {("shop.customers.id", "shop.orders.customer_id"), ("shop.items.sku", "shop.parts.sku")}),
+        ("LEFT JOIN and casts", "SELECT * FROM shop.orders o LEFT JOIN (SELECT CAST(id AS INT64) AS k FROM shop.customers) c ON c.k = o.customer_id",
+         ORDERS_CUSTOMERS),
+        ("INSERT ... SELECT", "INSERT INTO shop.parts SELECT i.sku, i.line FROM shop.items i JOIN shop.orders o ON o.order_id = i.order_id",
+         {("shop.items.order_id", "shop.orders.order_id")}),
+    ],
+)
+def test_join_shapes(shape: str, sql: str, expected: set[tuple[str, str]]) -> None:
+    assert pairs(sql) == expected, shape
+
+
+def test_self_join_is_kept_and_flagged() -> None:
+    result = extract("SELECT * FROM shop.employees e JOIN shop.employees m ON e.manager_id = m.id", "bigquery", SCHEMA)
+    [pair] = result.pairs
+    assert (str(pair.left), str(pair.right), pair.self_join) == ("shop.employees.id", "shop.employees.manager_id", True)
+    same_column = extract("SELECT * FROM shop.orders a JOIN shop.orders b ON a.customer_id = b.customer_id", "bigquery", SCHEMA)
+    assert [(str(p.left), str(p.right), p.self_join) for p in same_column.pairs] == [
+        ("shop.orders.customer_id", "shop.orders.customer_id", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id FROM shop.orders WHERE id = 5",
+        "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id > c.id",
+        "SELECT CASE WHEN o.id = o.customer_id THEN 1 END FROM shop.orders o",
+        "SELECT * FROM shop.orders o CROSS JOIN shop.customers c",
+    ],
+)
+def test_no_column_equality_in_a_join_condition_means_no_pair(sql: str) -> None:
+    assert pairs(sql) == set()
+
+
+def test_tables_used_are_reported() -> None:
+    result = extract("WITH c AS (SELECT id FROM shop.customers) SELECT * FROM shop.orders o JOIN c ON o.customer_id = c.id", "bigquery", SCHEMA)
+    assert result.tables == {"shop.customers", "shop.orders"}
+
+
+@pytest.mark.parametrize("sql", ["SELEC oops", "SELECT FROM WHERE (", "not sql at all;"])
+def test_sql_that_does_not_parse_is_an_error_not_an_exception(sql: str) -> None:
+    result = extract(sql, "bigquery", SCHEMA)
+    assert result.error and not result.pairs
+
+
+def test_schema_names_follow_the_mapping_depth() -> None:
+    flat = SchemaIndex({"orders": {"customer_id": "INT"}, "customers": {"id": "INT"}})
+    assert pairs("SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id", flat) == {("customers.id", "orders.customer_id")}
+    deep = SchemaIndex({"proj": {"shop": {"orders": {"customer_id": "INT"}, "customers": {"id": "INT"}}}})
+    assert pairs("SELECT * FROM `proj.shop.orders` o JOIN proj.shop.customers c ON o.customer_id = c.id", deep) == {
+        ("proj.shop.customers.id", "proj.shop.orders.customer_id")
+    }
+
+
+def test_fingerprints_ignore_literals_comments_and_spacing() -> None:
+    one = fingerprint("SELECT * FROM t WHERE a = 1 AND b = 'x' -- first")
+    two = fingerprint("select  *\nFROM t WHERE a = 42 AND b = 'yy' /* other */")
+    assert fingerprint("SELECT * FROM t WHERE a = 1 AND b = 'x'") == one
+    assert one != two  # keyword case is part of the shape
+    assert fingerprint("SELECT * FROM t2 WHERE a = 1") != fingerprint("SELECT * FROM t WHERE a = 1")
+
+
+def test_absorbing_counts_queries_executions_users_and_duplicates_once() -> None:
+    join = "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id WHERE c.region = '{}'"
+    executions = [
+        Execution("j1", join.format("EU"), "ann"),
+        Execution("j2", join.format("US"), "bob"),
+        Execution("j2", join.format("US"), "bob"),  # replayed: counts once
+        Execution("j3", "SELECT * FROM shop.orders JOIN shop.customers ON orders.customer_id = customers.id", "ann"),
+        Execution("j4", "SELEC nonsense", "eve"),
+    ]
+    result = absorb(executions, "bigquery", SCHEMA, workers=1)
+    assert (result.executions, result.duplicates, len(result.shapes), len(result.unparsable)) == (4, 1, 3, 1)
+    [(pair, stats)] = result.pairs.items()
+    assert (str(pair.left), str(pair.right)) == ("shop.customers.id", "shop.orders.customer_id")
+    assert (len(stats.queries), stats.executions, stats.users) == (2, 3, {"ann", "bob"})
+
+
+def test_joins_extract_command(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("\n".join([
+        json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id"}),
+        json.dumps({"id": "2", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE o.id = 7"}),
+        json.dumps({"id": "3", "sql": "SELECT * FROM shop.items JOIN shop.orders USING (order_id)", "dialect": "duckdb"}),
+        "{broken json",
+    ]) + "\n")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA.mapping))
+    result = run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {"left": "shop.customers.id", "right": "shop.orders.customer_id", "queries": 2, "executions": 2},
+        {"left": "shop.items.order_id", "right": "shop.orders.order_id", "queries": 1, "executions": 1},
+    ]
+    assert "skipped line 4" in result.stderr
+
+
+def test_joins_extract_refuses_bad_arguments_in_one_line(tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("")
+    assert_one_line_error(run_cli("joins", "extract", "--queries", str(queries), "--dialect", "nope"), "unknown --dialect 'nope'")
+    (tmp_path / "s.json").write_text("[1, 2]")
+    assert_one_line_error(
+        run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(tmp_path / "s.json")),
+        "must hold a JSON object",
+    )
+    assert_one_line_error(run_cli("joins", "extract", "--queries", str(tmp_path / "absent.jsonl"), "--dialect", "bigquery"), "cannot read")

@@ -1,0 +1,175 @@
+"""Joins learned from SQL: every column-to-column equality, resolved to its base tables' columns.
+
+sqlglot parses the query in the warehouse's dialect and qualifies every column against the
+schema (aliases, unaliased and backticked names, `USING`, comma joins); then each equality in a
+join condition or WHERE clause is traced through CTEs, derived tables and UNION branches back to
+base-table columns. A pair is undirected (`left < right`); a table joined to itself is kept and
+flagged. SQL that does not parse yields an error, never an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import product
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
+_STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NUMBERS = re.compile(r"(?<![\w`.])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w`])")
+_SPACE = re.compile(r"\s+")
+MAX_TRACE_DEPTH = 32
+
+
+@dataclass(frozen=True, order=True)
+class ColumnRef:
+    table: str  # qualified as in the schema: dataset.table, or project.dataset.table
+    column: str
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column}"
+
+
+@dataclass(frozen=True, order=True)
+class JoinPair:
+    left: ColumnRef
+    right: ColumnRef
+
+    @property
+    def self_join(self) -> bool:
+        return self.left.table == self.right.table
+
+    @classmethod
+    def of(cls, one: ColumnRef, other: ColumnRef) -> JoinPair:
+        return cls(*sorted((one, other)))
+
+
+@dataclass(frozen=True)
+class Extraction:
+    pairs: frozenset[JoinPair] = field(default_factory=frozenset)
+    tables: frozenset[str] = field(default_factory=frozenset)
+    error: str | None = None
+
+
+def fingerprint(sql: str) -> str:
+    """A query's shape: comments, literals and spacing removed, so executions that differ only in
+    values share one fingerprint (and one parse)."""
+    shape = _COMMENTS.sub(" ", sql)
+    shape = _STRINGS.sub("?", shape)
+    shape = _NUMBERS.sub("?", shape)
+    shape = _SPACE.sub(" ", shape).strip().rstrip(";").strip()
+    return hashlib.sha256(shape.encode()).hexdigest()[:20]
+
+
+class SchemaIndex:
+    """The sqlglot mapping schema plus how deep its table names go (table, db.table, catalog.db.table)."""
+
+    def __init__(self, mapping: dict) -> None:
+        self.mapping = mapping
+        self.depth = _depth(mapping)
+
+    def name(self, table: exp.Table) -> str:
+        parts = [table.catalog, table.db, table.name][-self.depth :] if self.depth else [table.db, table.name]
+        return ".".join(part for part in parts if part)
+
+
+def _depth(mapping: dict) -> int:
+    """1 for {table: {column: type}}, 2 with a db level, 3 with a catalog level; 0 when empty."""
+    depth, level = 0, mapping
+    while isinstance(level, dict) and level:
+        first = next(iter(level.values()))
+        if not isinstance(first, dict):
+            return depth
+        depth, level = depth + 1, first
+    return depth
+
+
+def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
+    try:
+        parsed = sqlglot.parse(sql, read=dialect)
+    except SqlglotError as err:
+        return Extraction(error=_first_line(err))
+    pairs: set[JoinPair] = set()
+    tables: set[str] = set()
+    for statement in parsed:
+        if statement is None:
+            continue
+        if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
+            return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
+        try:
+            qualified = qualify(
+                statement, schema=schema.mapping or None, dialect=dialect, validate_qualify_columns=False,
+                quote_identifiers=False, identify=False,
+            )
+            scopes = traverse_scope(qualified)
+        except (SqlglotError, KeyError, ValueError, RecursionError) as err:
+            return Extraction(error=_first_line(err))
+        for scope in scopes:
+            tables.update(schema.name(source) for source in scope.sources.values() if isinstance(source, exp.Table))
+            pairs.update(_scope_pairs(scope, schema))
+    return Extraction(frozenset(pairs), frozenset(tables))
+
+
+def _scope_pairs(scope: Scope, schema: SchemaIndex) -> Iterable[JoinPair]:
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return
+    for equality in select.find_all(exp.EQ):
+        if equality.find_ancestor(exp.Select) is not select:
+            continue  # it belongs to a nested query's own scope
+        clause = equality.find_ancestor(exp.Join, exp.Where, exp.Select, exp.Having)
+        if not isinstance(clause, exp.Join | exp.Where):
+            continue
+        left, right = equality.this, equality.expression
+        if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+            continue
+        if left.table == right.table and left.name == right.name:
+            continue  # t.x = t.x compares a row with itself
+        for one, other in product(_bases(scope, left, schema, 0), _bases(scope, right, schema, 0)):
+            yield JoinPair.of(one, other)
+
+
+def _bases(scope: Scope, column: exp.Column, schema: SchemaIndex, depth: int) -> set[ColumnRef]:
+    """The base-table columns a column stands for, through CTEs, derived tables and UNIONs."""
+    if depth > MAX_TRACE_DEPTH:
+        return set()
+    source = scope.sources.get(column.table) if column.table else _only_source(scope)
+    if isinstance(source, exp.Table):
+        return {ColumnRef(schema.name(source), column.name)}
+    if isinstance(source, Scope):
+        return _through(source, column.name, schema, depth + 1)
+    return set()
+
+
+def _only_source(scope: Scope) -> exp.Table | Scope | None:
+    return next(iter(scope.sources.values())) if len(scope.sources) == 1 else None
+
+
+def _through(scope: Scope, name: str, schema: SchemaIndex, depth: int) -> set[ColumnRef]:
+    if scope.set_operation_scopes:  # UNION / INTERSECT / EXCEPT: every branch
+        return set().union(*(_through(branch, name, schema, depth + 1) for branch in scope.set_operation_scopes))
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return set()
+    for projection in select.expressions:
+        if projection.alias_or_name != name:
+            continue
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        while isinstance(inner, exp.Paren | exp.Cast):
+            inner = inner.this
+        if isinstance(inner, exp.Column):
+            return _bases(scope, inner, schema, depth + 1)
+        return set()
+    return set()
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0][:300]
