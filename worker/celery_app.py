@@ -12,7 +12,7 @@ from celery import Celery
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
-TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents"]
+TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse"]
 
 
 def celery_config(settings: Settings) -> dict[str, object]:
@@ -34,6 +34,10 @@ def celery_config(settings: Settings) -> dict[str, object]:
             "reconcile-documents": {
                 "task": "lakegraph.reconcile_documents",
                 "schedule": settings.documents.reconcile_interval,
+            },
+            "reconcile-warehouse": {
+                "task": "lakegraph.sync_warehouse",
+                "schedule": settings.warehouse.reconcile_interval,
             },
         },
     }

@@ -225,9 +225,31 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
 
 
 @load.command("warehouse")
-def load_warehouse() -> None:
-    """Warehouse metadata, glossary and query log (not built yet: issue #4)."""
-    raise LakegraphError("`lakegraph load warehouse` is not built yet (tracked in issue #4)")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_context
+def load_warehouse(ctx: Context, as_json: bool) -> None:
+    """Load the warehouse's metadata (schemas, tables, views, columns, declared keys)."""
+    from worker.warehouse.sync import WarehouseSync
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        schema.apply(driver, where.database)
+        sync = WarehouseSync(ctx.settings, driver, where.database)
+        reports = {}
+        with err.status("reading the warehouse's information schema") as status:
+            for name in sync.connector.schemas():
+                status.update(f"schema {name}")
+                reports[name] = sync.sync_schema(name).__dict__
+    if as_json:
+        emit_json(reports)
+        return
+    for name, report in reports.items():
+        out.print(
+            f"{sync.connector.database}.{name}: {report['tables_written']} tables and {report['columns_written']} columns "
+            f"written, {report['tables_deleted']} tables and {report['columns_deleted']} columns removed, {report['keys']} key columns",
+            highlight=False, markup=False,
+        )
+    out.print("the glossary and the query log are not loaded yet (tracked in issue #4)")
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:

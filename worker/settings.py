@@ -73,6 +73,7 @@ class WarehouseSettings(Section):
     bigquery_datasets: list[str]
     bigquery_location: str
     bigquery_endpoint: str
+    reconcile_interval: float = Field(gt=0)
 
 
 class PubsubSettings(Section):

@@ -12,6 +12,7 @@ from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
 from worker.settings import Settings, load_settings
+from worker.warehouse.sync import WarehouseSync
 
 # Errors worth retrying with backoff: the engine is restarting or briefly unreachable.
 TRANSIENT_ERRORS = (
@@ -36,6 +37,12 @@ def graph() -> tuple[Driver, GraphTarget]:
 def documents() -> DocumentSync:
     driver, where = graph()
     return DocumentSync(settings(), driver, where.database)
+
+
+@cache
+def warehouse() -> WarehouseSync:
+    driver, where = graph()
+    return WarehouseSync(settings(), driver, where.database)
 
 
 @worker_process_init.connect

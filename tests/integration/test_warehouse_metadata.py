@@ -1,0 +1,159 @@
+"""The warehouse metadata graph from DuckDB and from the BigQuery emulator (real client)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import bigquery
+from neo4j import Driver
+
+from tests.conftest import BIGQUERY_PROJECT, Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import clean_env, run_cli
+from worker.graph import schema
+from worker.warehouse.connectors import BigQueryConnector
+from worker.warehouse.sync import WarehouseSync
+from worker.warehouse.writer import MetadataWriter
+
+pytestmark = pytest.mark.timeout(240)
+
+DUCKDB_DDL = """
+CREATE SCHEMA shop;
+CREATE TABLE shop.customers (id INTEGER PRIMARY KEY, region VARCHAR);
+COMMENT ON TABLE shop.customers IS 'people who buy';
+COMMENT ON COLUMN shop.customers.id IS 'customer key';
+CREATE TABLE shop.lines (order_id INTEGER, line INTEGER, sku VARCHAR, PRIMARY KEY (order_id, line));
+CREATE TABLE shop.notes (order_id INTEGER, line INTEGER, customer_id INTEGER REFERENCES shop.customers (id),
+                         FOREIGN KEY (order_id, line) REFERENCES shop.lines (order_id, line));
+CREATE VIEW shop.eu_customers AS SELECT id FROM shop.customers WHERE region = 'EU';
+"""
+
+TABLES = "MATCH (:Database {id: $db})-[:HAS_SCHEMA]->(s:Schema)-[:HAS_TABLE]->(t:Table) RETURN s.id AS s, t.id AS t, t.kind AS kind ORDER BY t"
+KEYS = """
+MATCH (a:Column)-[k:REFERENCES]->(b:Column)
+RETURN a.id AS source, b.id AS target, k.constraint AS name, k.ordinal AS ordinal ORDER BY name, ordinal
+"""
+
+
+@pytest.fixture
+def graph(driver: Driver) -> Driver:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    return driver
+
+
+def duckdb_sync(service: Neo4jService, driver: Driver, path: Path) -> WarehouseSync:
+    settings = service.settings.with_section("warehouse", engine="duckdb", duckdb_path=path)
+    return WarehouseSync(settings, driver, "neo4j")
+
+
+def test_duckdb_schema_tables_views_columns_and_composite_keys(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    path = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(DUCKDB_DDL)
+    sync = duckdb_sync(neo4j_service, graph, path)
+    reports = sync.sync_all()
+    assert reports["shop"]["tables_written"] == 4
+    rows = [tuple(row.values()) for row in graph.execute_query(TABLES, db="warehouse").records]
+    assert rows == [
+        ("warehouse.shop", "warehouse.shop.customers", "TABLE"), ("warehouse.shop", "warehouse.shop.eu_customers", "VIEW"),
+        ("warehouse.shop", "warehouse.shop.lines", "TABLE"), ("warehouse.shop", "warehouse.shop.notes", "TABLE"),
+    ]
+    customers = graph.execute_query("MATCH (t:Table {id: 'warehouse.shop.customers'}) RETURN t").records[0]["t"]
+    assert customers["description"] == "people who buy"
+    view = graph.execute_query("MATCH (t:Table {id: 'warehouse.shop.eu_customers'}) RETURN t.view_sql AS sql").records[0]["sql"]
+    assert "WHERE" in view and "region" in view
+    key = graph.execute_query("MATCH (c:Column {id: 'warehouse.shop.customers.id'}) RETURN c").records[0]["c"]
+    assert (key["primary_key"], key["description"], key["data_type"], key["nullable"]) == (True, "customer key", "INTEGER", False)
+    assert [tuple(row.values()) for row in graph.execute_query(KEYS).records] == [
+        ("warehouse.shop.notes.customer_id", "warehouse.shop.customers.id", "notes_customer_id_id_fkey", 0),
+        ("warehouse.shop.notes.order_id", "warehouse.shop.lines.order_id", "notes_order_id_line_order_id_line_fkey", 0),
+        ("warehouse.shop.notes.line", "warehouse.shop.lines.line", "notes_order_id_line_order_id_line_fkey", 1),
+    ]
+
+
+def test_duckdb_changes_update_and_drops_remove(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    path = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(DUCKDB_DDL)
+    sync = duckdb_sync(neo4j_service, graph, path)
+    sync.sync_all()
+    stamp = "MATCH (c:Column {id: 'warehouse.shop.lines.sku'}) RETURN c.updated_at AS at"
+    before = graph.execute_query(stamp).records[0]["at"]
+    with duckdb.connect(str(path)) as con:
+        con.execute("ALTER TABLE shop.customers ADD COLUMN segment VARCHAR")
+        con.execute("COMMENT ON TABLE shop.customers IS 'buyers'")
+        con.execute("DROP VIEW shop.eu_customers")
+    report = sync.sync_schema("shop")
+    # the dropped view takes its column with it; no surviving table lost a column
+    assert (report.tables_written, report.tables_deleted, report.columns_written, report.columns_deleted) == (1, 1, 1, 0)
+    assert graph.execute_query("MATCH (t:Table {id: 'warehouse.shop.customers'}) RETURN t.description AS d").records[0]["d"] == "buyers"
+    assert graph.execute_query("MATCH (c:Column {id: 'warehouse.shop.customers.segment'}) RETURN count(c) AS n").records[0]["n"] == 1
+    assert graph.execute_query("MATCH (n) WHERE n.id STARTS WITH 'warehouse.shop.eu_customers' RETURN count(n) AS n").records[0]["n"] == 0
+    assert graph.execute_query(stamp).records[0]["at"] == before  # untouched nodes are not rewritten
+    assert sync.sync_schema("shop").tables_written == 0
+
+
+def test_load_warehouse_command(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb")) as con:
+        con.execute(DUCKDB_DDL)
+    env = clean_env(LAKEGRAPH_STATE_DIR=str(tmp_path), **neo4j_service.env())
+    result = run_cli("load", "warehouse", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "warehouse.shop: 4 tables and 9 columns written, 0 tables and 0 columns removed, 3 key columns" in result.stdout
+
+
+@pytest.fixture
+def bigquery_client(bigquery_endpoint: str) -> bigquery.Client:
+    return bigquery.Client(
+        project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint)
+    )
+
+
+def test_bigquery_keys_nested_fields_and_table_level_refresh(bigquery_client: bigquery.Client, graph: Driver) -> None:
+    client = bigquery_client
+    client.create_dataset("service", exists_ok=True)
+    for statement in (
+        "CREATE TABLE service.vehicles (vin STRING NOT NULL OPTIONS(description='vehicle id'), "
+        "spec STRUCT<model STRING, year INT64>, PRIMARY KEY (vin) NOT ENFORCED) OPTIONS(description='the fleet')",
+        "CREATE TABLE service.order_lines (order_id INT64, line INT64, part STRING, PRIMARY KEY (order_id, line) NOT ENFORCED)",
+        "CREATE TABLE service.line_notes (order_id INT64, line INT64, vin STRING, "
+        "FOREIGN KEY (order_id, line) REFERENCES service.order_lines(order_id, line) NOT ENFORCED, "
+        "FOREIGN KEY (vin) REFERENCES service.vehicles(vin) NOT ENFORCED)",
+        "CREATE VIEW service.recent AS SELECT vin FROM service.vehicles",
+    ):
+        client.query(statement).result()
+    connector = BigQueryConnector(client, BIGQUERY_PROJECT, ["service"])
+    writer = MetadataWriter(graph, "neo4j")
+    writer.apply(connector.snapshot("service"))
+    db = BIGQUERY_PROJECT
+    assert [row["t"] for row in graph.execute_query(TABLES, db=db).records] == [
+        f"{db}.service.line_notes", f"{db}.service.order_lines", f"{db}.service.recent", f"{db}.service.vehicles",
+    ]
+    assert [tuple(row.values())[:2] + (row["ordinal"],) for row in graph.execute_query(KEYS).records] == [
+        (f"{db}.service.line_notes.order_id", f"{db}.service.order_lines.order_id", 0),
+        (f"{db}.service.line_notes.line", f"{db}.service.order_lines.line", 1),
+        (f"{db}.service.line_notes.vin", f"{db}.service.vehicles.vin", 0),
+    ]
+    vehicles = graph.execute_query(
+        "MATCH (t:Table {id: $id})-[:HAS_COLUMN]->(c) RETURN t.description AS d, collect(c.name) AS columns", id=f"{db}.service.vehicles"
+    ).records[0]
+    assert vehicles["d"] == "the fleet" and sorted(vehicles["columns"]) == ["spec", "spec.model", "spec.year", "vin"]
+
+    # An altered, an added and a dropped table, each refreshed alone as its audit-log event would ask.
+    client.query("ALTER TABLE service.order_lines ADD COLUMN qty INT64").result()
+    client.query("CREATE TABLE service.parts (part STRING, PRIMARY KEY (part) NOT ENFORCED)").result()
+    client.query("DROP VIEW service.recent").result()
+    for table in ("order_lines", "parts", "recent"):
+        began = time.monotonic()
+        writer.apply(connector.snapshot("service", table))
+        assert time.monotonic() - began < 2.0
+    names = [row["t"] for row in graph.execute_query(TABLES, db=db).records]
+    assert names == [f"{db}.service.line_notes", f"{db}.service.order_lines", f"{db}.service.parts", f"{db}.service.vehicles"]
+    assert graph.execute_query("MATCH (c:Column {id: $id}) RETURN c.data_type AS t", id=f"{db}.service.order_lines.qty").records[0]["t"] == "INT64"
+    assert len(graph.execute_query(KEYS).records) == 3  # refreshing one table keeps the other tables' keys into it

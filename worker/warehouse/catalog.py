@@ -1,0 +1,69 @@
+"""What a connector reads from a warehouse's information schema, engine-independent.
+
+Ids are dotted paths, as in Neocarta: database `proj`, schema `proj.shop`, table
+`proj.shop.orders`, column `proj.shop.orders.customer_id` (a nested field:
+`proj.shop.customers.addr.city`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str  # the field path for nested fields: addr.city
+    data_type: str
+    position: int
+    nullable: bool
+    description: str | None = None
+    primary_key: bool = False
+    nested: bool = False  # a field inside a STRUCT/RECORD column
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    database: str
+    schema: str
+    name: str
+    kind: str  # TABLE or VIEW
+    description: str | None = None
+    view_sql: str | None = None
+    columns: tuple[ColumnInfo, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.database}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """A declared key, possibly composite: columns[i] references ref_columns[i]."""
+
+    name: str
+    table: str  # table id
+    columns: tuple[str, ...]
+    ref_table: str  # table id
+    ref_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The current state of one schema, or of one table in it (`table` set)."""
+
+    database: str
+    schema: str
+    tables: tuple[TableInfo, ...]
+    foreign_keys: tuple[ForeignKey, ...] = field(default=())
+    table: str | None = None  # the one table this snapshot covers, when it is a refresh of one table
+
+
+class Connector(Protocol):
+    """One warehouse engine behind one interface."""
+
+    database: str
+
+    def schemas(self) -> list[str]: ...
+
+    def snapshot(self, schema: str, table: str | None = None) -> Snapshot: ...

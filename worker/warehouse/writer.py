@@ -1,0 +1,131 @@
+"""Make the metadata graph match a snapshot: Database → Schema → Table → Column, declared keys.
+
+Neocarta's labels and relationship types, dotted ids. A snapshot of a whole schema also removes
+tables that are gone; a snapshot of one table (an audit-log event) touches only that table. Nodes
+are rewritten only when their content hash changed; dropped columns go with their edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from neo4j import Driver, ManagedTransaction
+
+from worker.graph.schema import Label, Rel
+from worker.warehouse.catalog import Snapshot
+
+MERGE_SCHEMA = f"""
+MERGE (d:{Label.DATABASE} {{id: $database}})
+ON CREATE SET d.name = $database, d.updated_at = datetime()
+MERGE (s:{Label.SCHEMA} {{id: $schema_id}})
+ON CREATE SET s.name = $schema, s.updated_at = datetime()
+MERGE (d)-[:{Rel.HAS_SCHEMA}]->(s)
+"""
+STORED = f"""
+MATCH (:{Label.SCHEMA} {{id: $schema_id}})-[:{Rel.HAS_TABLE}]->(t:{Label.TABLE})
+WHERE $table IS NULL OR t.name = $table
+OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+RETURN t.id AS id, t.content_hash AS hash, collect([c.id, c.content_hash]) AS columns
+"""
+UPSERT_TABLES = f"""
+UNWIND $rows AS r
+MATCH (s:{Label.SCHEMA} {{id: $schema_id}})
+MERGE (t:{Label.TABLE} {{id: r.id}})
+SET t += r.props, t.updated_at = datetime()
+MERGE (s)-[:{Rel.HAS_TABLE}]->(t)
+"""
+UPSERT_COLUMNS = f"""
+UNWIND $rows AS r
+MATCH (t:{Label.TABLE} {{id: r.table}})
+MERGE (c:{Label.COLUMN} {{id: r.id}})
+SET c += r.props, c.updated_at = datetime()
+MERGE (t)-[:{Rel.HAS_COLUMN}]->(c)
+"""
+DELETE_COLUMNS = f"UNWIND $ids AS id MATCH (c:{Label.COLUMN} {{id: id}}) DETACH DELETE c"
+DELETE_TABLES = f"""
+UNWIND $ids AS id
+MATCH (t:{Label.TABLE} {{id: id}})
+OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+DETACH DELETE t, c
+"""
+DROP_KEYS = f"""
+UNWIND $tables AS id
+MATCH (:{Label.TABLE} {{id: id}})-[:{Rel.HAS_COLUMN}]->(:{Label.COLUMN})-[r:{Rel.REFERENCES}]->()
+DELETE r
+"""
+CREATE_KEYS = f"""
+UNWIND $rows AS r
+MATCH (a:{Label.COLUMN} {{id: r.source}})
+MATCH (b:{Label.COLUMN} {{id: r.target}})
+MERGE (a)-[k:{Rel.REFERENCES} {{constraint: r.constraint}}]->(b)
+SET k.ordinal = r.ordinal
+"""
+
+
+@dataclass
+class MetadataReport:
+    tables_written: int = 0
+    tables_deleted: int = 0
+    columns_written: int = 0
+    columns_deleted: int = 0
+    keys: int = 0
+
+
+def _hash(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class MetadataWriter:
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+
+    def apply(self, snapshot: Snapshot) -> MetadataReport:
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(self._apply, snapshot)
+
+    def _apply(self, tx: ManagedTransaction, snapshot: Snapshot) -> MetadataReport:
+        report = MetadataReport()
+        schema_id = f"{snapshot.database}.{snapshot.schema}"
+        tx.run(MERGE_SCHEMA, database=snapshot.database, schema_id=schema_id, schema=snapshot.schema).consume()
+        stored = {
+            row["id"]: (row["hash"], {column: digest for column, digest in row["columns"] if column})
+            for row in tx.run(STORED, schema_id=schema_id, table=snapshot.table)
+        }
+        table_rows, column_rows, gone_columns = [], [], []
+        for table in snapshot.tables:
+            props = {
+                "name": table.name, "kind": table.kind, "description": table.description, "view_sql": table.view_sql,
+                "schema": snapshot.schema, "database": snapshot.database,
+            }
+            digest = _hash(props)
+            old_hash, old_columns = stored.get(table.id, (None, {}))
+            if old_hash != digest:
+                table_rows.append({"id": table.id, "props": {**props, "content_hash": digest}})
+            current = set()
+            for column in table.columns:
+                column_id = f"{table.id}.{column.name}"
+                current.add(column_id)
+                column_props = {**asdict(column), "table": table.id}
+                column_digest = _hash(column_props)
+                if old_columns.get(column_id) != column_digest:
+                    column_rows.append({"id": column_id, "table": table.id, "props": {**column_props, "content_hash": column_digest}})
+            gone_columns.extend(sorted(set(old_columns) - current))
+        gone_tables = sorted(set(stored) - {table.id for table in snapshot.tables})
+        tx.run(DELETE_TABLES, ids=gone_tables).consume()
+        tx.run(DELETE_COLUMNS, ids=gone_columns).consume()
+        tx.run(UPSERT_TABLES, rows=table_rows, schema_id=schema_id).consume()
+        tx.run(UPSERT_COLUMNS, rows=column_rows).consume()
+        tx.run(DROP_KEYS, tables=[table.id for table in snapshot.tables]).consume()
+        key_rows = [
+            {"source": f"{key.table}.{column}", "target": f"{key.ref_table}.{ref}", "constraint": key.name, "ordinal": index}
+            for key in snapshot.foreign_keys
+            for index, (column, ref) in enumerate(zip(key.columns, key.ref_columns, strict=True))
+        ]
+        tx.run(CREATE_KEYS, rows=key_rows).consume()
+        report.tables_written, report.tables_deleted = len(table_rows), len(gone_tables)
+        report.columns_written, report.columns_deleted = len(column_rows), len(gone_columns)
+        report.keys = len(key_rows)
+        return report
