@@ -158,3 +158,14 @@ def test_joins_extract_refuses_bad_arguments_in_one_line(tmp_path: Path) -> None
         "must hold a JSON object",
     )
     assert_one_line_error(run_cli("joins", "extract", "--queries", str(tmp_path / "absent.jsonl"), "--dialect", "bigquery"), "cannot read")
+
+
+def test_a_shape_resolved_once_is_reused_from_the_cache() -> None:
+    cache: dict = {}
+    sql = "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id WHERE o.id = {}"
+    first = absorb([Execution("a", sql.format(1))], "bigquery", SCHEMA, workers=1, cache=cache)
+    assert len(cache) == 1
+    second = absorb([Execution("b", sql.format(2)), Execution("c", sql.format(3))], "bigquery", SCHEMA, workers=1, cache=cache)
+    [shape] = second.shapes
+    assert second.shapes[shape] is first.shapes[shape]  # the same object: not parsed again
+    assert [stats.executions for stats in second.pairs.values()] == [2]

@@ -76,7 +76,13 @@ def _extract(job: tuple[str, str, SchemaIndex]) -> Extraction:
     return extract(sql, dialect, schema)
 
 
-def absorb(executions: Iterable[Execution], dialect: str, schema: SchemaIndex, workers: int | None = None) -> Absorbed:
+def absorb(
+    executions: Iterable[Execution], dialect: str, schema: SchemaIndex, workers: int | None = None,
+    cache: dict[str, Extraction] | None = None,
+) -> Absorbed:
+    """Group executions by shape and resolve each new shape once; `cache` carries resolved shapes
+    across calls (a long-running consumer keeps one), and is filled with the new ones."""
+    cache = {} if cache is None else cache
     result = Absorbed()
     seen_ids: set[str] = set()
     grouped: dict[str, list[Execution]] = defaultdict(list)
@@ -88,7 +94,8 @@ def absorb(executions: Iterable[Execution], dialect: str, schema: SchemaIndex, w
         seen_ids.add(execution.id)
         shape = fingerprint(execution.sql)
         grouped[shape].append(execution)
-        samples.setdefault(shape, (execution.sql, execution.dialect or dialect))
+        if shape not in cache:
+            samples.setdefault(shape, (execution.sql, execution.dialect or dialect))
     jobs = [(sql, shape_dialect, schema) for sql, shape_dialect in samples.values()]
     workers = workers or os.cpu_count() or 1
     if workers > 1 and len(jobs) >= POOL_THRESHOLD:
@@ -96,7 +103,8 @@ def absorb(executions: Iterable[Execution], dialect: str, schema: SchemaIndex, w
             extractions = list(pool.map(_extract, jobs, chunksize=POOL_CHUNK))
     else:
         extractions = [_extract(job) for job in jobs]
-    result.shapes = dict(zip(samples, extractions, strict=True))
+    cache.update(zip(samples, extractions, strict=True))
+    result.shapes = {shape: cache[shape] for shape in grouped}
     for shape, runs in grouped.items():
         result.executions += len(runs)
         for pair in result.shapes[shape].pairs:
