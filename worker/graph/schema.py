@@ -24,6 +24,7 @@ class Label(StrEnum):
     COLUMN = "Column"
     BUSINESS_TERM = "BusinessTerm"
     QUERY = "Query"
+    QUERY_RUN = "QueryRun"
     THEME = "Theme"
     THEME_RUN = "ThemeRun"
     UNRESOLVED_LINK = "UnresolvedLink"
@@ -48,7 +49,7 @@ class Rel(StrEnum):
 DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
 METADATA_LABELS = (
     Label.DATABASE, Label.SCHEMA, Label.TABLE, Label.COLUMN, Label.BUSINESS_TERM,
-    Label.QUERY, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM,
+    Label.QUERY, Label.QUERY_RUN, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM,
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"

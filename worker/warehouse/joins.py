@@ -71,12 +71,14 @@ def fingerprint(sql: str) -> str:
 class SchemaIndex:
     """The sqlglot mapping schema plus how deep its table names go (table, db.table, catalog.db.table)."""
 
-    def __init__(self, mapping: dict) -> None:
+    def __init__(self, mapping: dict, default_catalog: str | None = None) -> None:
         self.mapping = mapping
         self.depth = _depth(mapping)
+        self.default_catalog = default_catalog  # BigQuery: the project that `dataset.table` means
 
     def name(self, table: exp.Table) -> str:
-        parts = [table.catalog, table.db, table.name][-self.depth :] if self.depth else [table.db, table.name]
+        catalog = table.catalog or (self.default_catalog if table.db else None)
+        parts = [catalog, table.db, table.name][-self.depth :] if self.depth else [table.db, table.name]
         return ".".join(part for part in parts if part)
 
 
@@ -105,8 +107,8 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
             qualified = qualify(
-                statement, schema=schema.mapping or None, dialect=dialect, validate_qualify_columns=False,
-                quote_identifiers=False, identify=False,
+                statement, schema=schema.mapping or None, dialect=dialect, catalog=schema.default_catalog,
+                validate_qualify_columns=False, quote_identifiers=False, identify=False,
             )
             scopes = traverse_scope(qualified)
         except (SqlglotError, KeyError, ValueError, RecursionError) as err:

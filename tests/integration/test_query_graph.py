@@ -1,0 +1,97 @@
+"""Query events into Query, USES and JOINS_WITH: counted once per job, failed jobs count for nothing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests.graph_dump import wipe
+from worker.graph import schema
+from worker.warehouse.audit_log import QueryEvent, parse_entry
+from worker.warehouse.catalog import ColumnInfo, ForeignKey, Snapshot, TableInfo
+from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.writer import MetadataWriter
+
+pytestmark = pytest.mark.timeout(120)
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bigquery-audit-log"
+JOIN = """
+MATCH (a:Column)-[j:JOINS_WITH]->(b:Column)
+RETURN a.id AS left, b.id AS right, j.executions AS executions, j.distinct_queries AS queries,
+       j.users AS users, j.declared AS declared, j.confidence AS confidence, j.first_seen AS first, j.last_seen AS last
+"""
+NOW = datetime(2024, 5, 10, tzinfo=UTC)
+
+
+def event(name: str) -> QueryEvent:
+    parsed = parse_entry(json.loads((FIXTURES / name).read_text()))
+    assert isinstance(parsed, QueryEvent)
+    return parsed
+
+
+def shop(with_key: bool) -> Snapshot:
+    column = lambda name, position: ColumnInfo(name, "INT64", position, True)  # noqa: E731
+    orders = TableInfo("my-proj", "shop", "orders", "TABLE", columns=(column("id", 1), column("customer_id", 2), column("amount", 3)))
+    customers = TableInfo("my-proj", "shop", "customers", "TABLE", columns=(column("id", 1), ColumnInfo("name", "STRING", 2, True)))
+    keys = (ForeignKey("fk", "my-proj.shop.orders", ("customer_id",), "my-proj.shop.customers", ("id",)),) if with_key else ()
+    return Snapshot("my-proj", "shop", (orders, customers), keys)
+
+
+@pytest.fixture
+def graph(driver: Driver) -> Driver:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    return driver
+
+
+def test_a_finished_job_teaches_a_join_once_and_failures_teach_nothing(graph: Driver) -> None:
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    queries = QueryGraph(graph, "neo4j")
+    done = event("v2_jobChange_done.json")
+    report = queries.absorb([done], now=NOW)
+    assert (report.runs, report.pairs, report.duplicates) == (1, 1, 0)
+    [row] = graph.execute_query(JOIN).records
+    assert (row["left"], row["right"], row["executions"], row["queries"], row["users"]) == (
+        "my-proj.shop.customers.id", "my-proj.shop.orders.customer_id", 1, 1, ["alice@example.com"],
+    )
+    assert row["declared"] is False and 0 < row["confidence"] < 0.7
+    used = graph.execute_query("MATCH (q:Query)-[:USES]->(t:Table) RETURN q.executions AS n, collect(t.name) AS tables").records[0]
+    assert used["n"] == 1 and sorted(used["tables"]) == ["customers", "orders"]
+
+    replayed = queries.absorb([event("v1_jobCompletedEvent.json"), done], now=NOW)  # the same job id, twice more
+    assert (replayed.runs, replayed.duplicates) == (0, 2)
+    failed = queries.absorb([replace(event("v2_jobChange_failed.json"), job_id="my-proj:failed-1")], now=NOW)
+    assert (failed.runs, failed.failed) == (0, 1)
+    assert graph.execute_query(JOIN).records[0]["executions"] == 1
+
+    bob = replace(done, job_id="my-proj:job-2", user="bob@example.com", at="2024-05-03T09:00:00Z")
+    queries.absorb([bob], now=NOW)
+    [row] = graph.execute_query(JOIN).records
+    assert (row["executions"], row["queries"], sorted(row["users"])) == (2, 1, ["alice@example.com", "bob@example.com"])
+    assert (row["first"], row["last"]) == ("2024-05-01T12:00:03.456789Z", "2024-05-03T09:00:00Z")
+
+
+def test_agreement_with_a_declared_key_raises_confidence(graph: Driver) -> None:
+    plain = QueryGraph(graph, "neo4j")
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    plain.absorb([event("v2_jobChange_done.json")], now=NOW)
+    without = graph.execute_query(JOIN).records[0]["confidence"]
+    wipe(graph)
+    schema.apply(graph, "neo4j")
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=True))
+    QueryGraph(graph, "neo4j").absorb([event("v2_jobChange_done.json")], now=NOW)
+    row = graph.execute_query(JOIN).records[0]
+    assert row["declared"] is True and row["confidence"] == pytest.approx(without + 0.3, abs=1e-3)
+
+
+def test_sql_that_does_not_parse_is_recorded_and_skipped(graph: Driver) -> None:
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    broken = replace(event("v2_jobChange_done.json"), job_id="my-proj:broken", sql="SELEC FROM WHERE (")
+    report = QueryGraph(graph, "neo4j").absorb([broken], now=NOW)
+    assert (report.runs, report.unparsable, report.pairs) == (1, 1, 0)
+    query = graph.execute_query("MATCH (q:Query) RETURN q.error AS error, q.sql AS sql").records[0]
+    assert query["error"] and query["sql"] == "SELEC FROM WHERE ("
