@@ -305,6 +305,8 @@ def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: boo
             problem = problems.get(driver, where.database, replay_id)
             if problem is None:
                 raise LakegraphError(f"no recorded problem {replay_id!r}; `lakegraph errors` lists them")
+            if not problem.task:
+                raise LakegraphError(f"problem {replay_id} has nothing to replay: {problem.reason}")
             from worker.celery_app import create_app
 
             result = create_app(ctx.settings).send_task(problem.task, args=problem.args)
@@ -331,7 +333,7 @@ def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: boo
 @cli.command()
 @pass_context
 def watch(ctx: Context) -> None:
-    """Watch the document libraries and enqueue a sync task per changed path (run by `up`)."""
+    """Watch the document libraries and the audit-log folder; enqueue a task per changed path (run by `up`)."""
     import signal as signals
 
     from worker.celery_app import create_app
@@ -340,17 +342,17 @@ def watch(ctx: Context) -> None:
     app = create_app(ctx.settings)
 
     def send(job: Job) -> None:
-        app.send_task(job.task, args=[job.library, job.relpath])
+        app.send_task(job.task, args=list(job.args))
 
     watchers = Watchers(ctx.settings, send)
-    if not watchers.libraries:
-        raise LakegraphError("no document library to watch: set documents.libraries")
     watchers.start()
     app.send_task(RECONCILE)  # repair whatever changed while nobody watched
+    for job in watchers.existing_audit_files():
+        send(job)
     for sig in (signals.SIGINT, signals.SIGTERM):
         signals.signal(sig, lambda *_: watchers.stopping.set())
-    names = ", ".join(f"{library.name} ({library.root})" for library in watchers.libraries)
-    out.print(f"watching {names}", highlight=False, markup=False)
+    names = [f"{library.name} ({library.root})" for library in watchers.libraries]
+    out.print(f"watching {', '.join([*names, f'audit logs ({watchers.audit_folder})'])}", highlight=False, markup=False)
     watchers.run()
     watchers.stop()
     out.print(f"stopped after sending {watchers.sent} task(s)")
@@ -414,6 +416,36 @@ def _read_json(path: Path) -> dict:
     if not isinstance(data, dict):
         raise LakegraphError(f"{path} must hold a JSON object (sqlglot's schema mapping)")
     return data
+
+
+@cli.command()
+@pass_context
+def subscribe(ctx: Context) -> None:
+    """Stream BigQuery audit-log entries from Pub/Sub into tasks (run by `up` when configured)."""
+    import signal as signals
+    import threading
+
+    from worker import problems
+    from worker.celery_app import create_app
+    from worker.warehouse.pubsub_source import AuditLogSubscriber
+
+    settings = ctx.settings
+    if not settings.pubsub.subscription:
+        raise LakegraphError("no Pub/Sub subscription: set pubsub.project and pubsub.subscription")
+    app = create_app(settings)
+    driver, where = connect(settings)
+
+    def record_poison(message_id: str, reason: str) -> None:
+        problems.record(driver, where.database, "pubsub", f"message:{message_id}", "skipped", reason, "", [])
+
+    subscriber = AuditLogSubscriber(settings, lambda task, args: app.send_task(task, args=args), record_poison)
+    stop = threading.Event()
+    for sig in (signals.SIGINT, signals.SIGTERM):
+        signals.signal(sig, lambda *_: stop.set())
+    out.print(f"subscribed to {settings.pubsub.project}/{settings.pubsub.subscription}", highlight=False, markup=False)
+    with driver:
+        subscriber.run(stop)
+    out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
 
 
 def _planned(name: str, issue: int, summary: str) -> click.Command:

@@ -74,6 +74,19 @@ class WarehouseSettings(Section):
     bigquery_location: str
     bigquery_endpoint: str
     reconcile_interval: float = Field(gt=0)
+    sql_dialect: str
+    audit_log_dir: Path
+
+    @field_validator("sql_dialect")
+    @classmethod
+    def _known_dialect(cls, value: str) -> str:
+        from sqlglot.dialects.dialect import Dialect
+
+        try:
+            Dialect.get_or_raise(value)
+        except ValueError as err:
+            raise ValueError(str(err)) from None
+        return value
 
 
 class PubsubSettings(Section):
@@ -166,6 +179,10 @@ class Settings(BaseSettings):
     @cached_property
     def duckdb_file(self) -> Path:
         return self.state_path / self.warehouse.duckdb_path.expanduser()
+
+    @cached_property
+    def audit_log_path(self) -> Path:
+        return self.state_path / self.warehouse.audit_log_dir.expanduser()
 
     def with_section(self, section: str, **values: Any) -> Settings:
         """A copy with some keys of one section replaced, validated like the files are."""

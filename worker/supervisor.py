@@ -145,8 +145,9 @@ def children(settings: Settings) -> list[Child]:
         Child("worker", [*celery, "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"]),
         Child("beat", [*celery, "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
-    if settings.documents.libraries:
-        found.append(Child("watch", [sys.executable, "-m", "worker.cli", "watch"]))
+    found.append(Child("watch", [sys.executable, "-m", "worker.cli", "watch"]))
+    if settings.pubsub.subscription:
+        found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"]))
     return found
 
 

@@ -16,7 +16,7 @@ class Clock:
 def test_events_on_one_path_within_the_window_become_one_job() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
-    job = Job("lakegraph.sync_document", "lib", "a.md")
+    job = Job("lakegraph.sync_document", ("lib", "a.md"))
     for step in range(10):
         clock.now = step * 0.05
         coalescer.add(job)
@@ -30,7 +30,7 @@ def test_events_on_one_path_within_the_window_become_one_job() -> None:
 def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
-    first, second = Job("t", "lib", "a.md"), Job("t", "lib", "b.md")
+    first, second = Job("t", ("lib", "a.md")), Job("t", ("lib", "b.md"))
     coalescer.add(first)
     clock.now = 0.15
     coalescer.add(second)

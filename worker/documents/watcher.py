@@ -1,4 +1,4 @@
-"""Watch every library root and turn file events into sync tasks.
+"""Watch every library root (and the audit-log folder) and turn file events into tasks.
 
 Events on one path are coalesced over a short window (an editor's save is often several events);
 editor temp and swap files and hidden folders are ignored. The task only names the path — it
@@ -20,6 +20,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from worker.documents.library import Library, libraries
+from worker.warehouse.audit_files import SUFFIXES
 from worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 SYNC_DOCUMENT = "lakegraph.sync_document"
 SYNC_FOLDER = "lakegraph.sync_folder"
 RECONCILE = "lakegraph.reconcile_documents"
+INGEST_AUDIT_FILE = "lakegraph.ingest_audit_file"
 TICK = 0.02
 RETRY_DELAY = 1.0
 
@@ -34,8 +36,7 @@ RETRY_DELAY = 1.0
 @dataclass(frozen=True)
 class Job:
     task: str
-    library: str
-    relpath: str
+    args: tuple[str, ...]
 
 
 class Coalescer:
@@ -57,7 +58,7 @@ class Coalescer:
             ready = [job for job, deadline in self._pending.items() if deadline <= now]
             for job in ready:
                 del self._pending[job]
-        return sorted(ready, key=lambda job: (job.library, job.relpath, job.task))
+        return sorted(ready, key=lambda job: (job.args, job.task))
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -79,18 +80,34 @@ class LibraryHandler(FileSystemEventHandler):
             if event.is_directory:
                 relfolder = self.library.folder_relpath(path)
                 if relfolder is not None and event.event_type in ("created", "deleted", "moved"):
-                    self.coalescer.add(Job(SYNC_FOLDER, self.library.name, relfolder))
+                    self.coalescer.add(Job(SYNC_FOLDER, (self.library.name, relfolder)))
             else:
                 relpath = self.library.relpath(path)
                 if relpath is not None:
-                    self.coalescer.add(Job(SYNC_DOCUMENT, self.library.name, relpath))
+                    self.coalescer.add(Job(SYNC_DOCUMENT, (self.library.name, relpath)))
+
+
+class AuditFolderHandler(FileSystemEventHandler):
+    """Exported audit-log files: each new or changed file is ingested (again: job ids count once)."""
+
+    def __init__(self, coalescer: Coalescer) -> None:
+        self.coalescer = coalescer
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory or event.event_type not in ("created", "modified", "closed", "moved"):
+            return
+        raw = event.dest_path if event.event_type == "moved" else event.src_path
+        path = Path(raw.decode() if isinstance(raw, bytes) else raw)
+        if path.suffix in SUFFIXES and not path.name.startswith("."):
+            self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)))
 
 
 class Watchers:
-    """Observers on every library and the thread that sends due jobs as Celery tasks."""
+    """Observers on every library and the audit-log folder, and the thread that sends due jobs."""
 
     def __init__(self, settings: Settings, send: Callable[[Job], None]) -> None:
         self.libraries = libraries(settings)
+        self.audit_folder = settings.audit_log_path
         self.coalescer = Coalescer(settings.documents.coalesce_ms / 1000)
         self.send = send
         self.observer = Observer()
@@ -101,7 +118,17 @@ class Watchers:
         for library in self.libraries:
             library.root.mkdir(parents=True, exist_ok=True)
             self.observer.schedule(LibraryHandler(library, self.coalescer), str(library.root), recursive=True)
+        self.audit_folder.mkdir(parents=True, exist_ok=True)
+        self.observer.schedule(AuditFolderHandler(self.coalescer), str(self.audit_folder), recursive=True)
         self.observer.start()
+
+    def existing_audit_files(self) -> list[Job]:
+        """Files already in the audit folder at start-up (ingesting them again is harmless)."""
+        return [
+            Job(INGEST_AUDIT_FILE, (str(path),))
+            for path in sorted(self.audit_folder.rglob("*"))
+            if path.suffix in SUFFIXES and path.is_file() and not path.name.startswith(".")
+        ]
 
     def run(self) -> None:
         """Dispatch due jobs until stop(); a failed dispatch is retried after RETRY_DELAY."""

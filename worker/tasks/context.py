@@ -12,6 +12,7 @@ from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
 from worker.settings import Settings, load_settings
+from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 
 # Errors worth retrying with backoff: the engine is restarting or briefly unreachable.
@@ -43,6 +44,13 @@ def documents() -> DocumentSync:
 def warehouse() -> WarehouseSync:
     driver, where = graph()
     return WarehouseSync(settings(), driver, where.database)
+
+
+@cache
+def query_graph() -> QueryGraph:
+    """One per process: it keeps the resolved query shapes across tasks."""
+    driver, where = graph()
+    return QueryGraph(driver, where.database, settings().warehouse.sql_dialect)
 
 
 @worker_process_init.connect

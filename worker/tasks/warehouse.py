@@ -1,16 +1,23 @@
-"""Warehouse metadata tasks, level-triggered: re-read a table or a schema and make the graph match."""
+"""Warehouse tasks, level-triggered or deduplicated by job id, so retries and replays are harmless."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
+from worker import problems
 from worker.celery_app import app
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
+from worker.warehouse import audit_files
+from worker.warehouse.audit_log import QueryEvent, TableEvent
+from worker.warehouse.events import query_event
+
+SOURCE = "warehouse"
 
 
 class WarehouseTask(LakegraphTask):
-    problem_source = "warehouse"
+    problem_source = SOURCE
 
 
 @app.task(name="lakegraph.sync_table", base=WarehouseTask)
@@ -23,3 +30,29 @@ def sync_table(schema: str, table: str) -> dict:
 def sync_warehouse() -> dict:
     """Drift reconcile: every configured schema re-read, so a missed event is repaired."""
     return context.warehouse().sync_all()
+
+
+@app.task(name="lakegraph.absorb_queries", base=WarehouseTask)
+def absorb_queries(events: list[dict]) -> dict:
+    """Finished query jobs into Query, USES and JOINS_WITH (each job id counts once)."""
+    return asdict(context.query_graph().absorb([query_event(event) for event in events]))
+
+
+@app.task(name="lakegraph.ingest_audit_file", base=WarehouseTask)
+def ingest_audit_file(path: str) -> dict:
+    """An exported audit-log file: its query jobs absorbed, its table events refreshed, bad entries recorded."""
+    found = audit_files.read(Path(path))
+    driver, where = context.graph()
+    problems.clear(driver, where.database, SOURCE, f"file:{path}", ("skipped",))
+    if found.poison:
+        problems.record(
+            driver, where.database, SOURCE, f"file:{path}", "skipped",
+            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), "lakegraph.ingest_audit_file", [path],
+        )
+    queries = [event for event in found.events if isinstance(event, QueryEvent)]
+    report = asdict(context.query_graph().absorb(queries)) if queries else {}
+    project = context.settings().warehouse.bigquery_project
+    tables = [event for event in found.events if isinstance(event, TableEvent) and (not project or event.project == project)]
+    for event in tables:
+        context.warehouse().sync_table(event.dataset, event.table)
+    return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}

@@ -1,0 +1,146 @@
+"""Audit-log events end to end: Pub/Sub emulator → `lakegraph subscribe` → Redis → Celery worker →
+Neo4j, with the BigQuery emulator as the warehouse; and the audit-log folder through `lakegraph watch`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import bigquery
+from neo4j import Driver
+
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import LAKEGRAPH, clean_env, run_cli
+from worker import problems
+from worker.graph import schema
+from worker.runtime import redis_server
+from worker.runtime.processes import wait_until
+
+pytestmark = pytest.mark.timeout(300)
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bigquery-audit-log"
+PROJECT = "my-proj"
+EXECUTIONS = "MATCH ()-[j:JOINS_WITH]->() RETURN coalesce(sum(j.executions), 0) AS n"
+
+
+def entry(name: str, **changes: str) -> dict:
+    data = json.loads((FIXTURES / name).read_text())
+    if "job" in changes:
+        job = data["protoPayload"]["metadata"]["jobChange"]["job"]
+        job["jobName"] = f"projects/{PROJECT}/jobs/{changes['job']}"
+    if "table" in changes:
+        table = data["protoPayload"]["metadata"]["tableCreation"]["table"]
+        table["tableName"] = f"projects/{PROJECT}/datasets/shop/tables/{changes['table']}"
+    return data
+
+
+def count(driver: Driver, query: str = EXECUTIONS) -> int:
+    return driver.execute_query(query).records[0]["n"]
+
+
+@pytest.fixture
+def stack(
+    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
+    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[dict]:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    redis_server.client(redis_service.url, 5).flushall()
+    warehouse = bigquery.Client(project=PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint))
+    warehouse.create_dataset("shop", exists_ok=True)
+    for name in ("orders", "customers", "parts"):
+        warehouse.delete_table(f"shop.{name}", not_found_ok=True)
+    warehouse.query("CREATE TABLE shop.orders (id INT64, customer_id INT64, amount NUMERIC)").result()
+    warehouse.query("CREATE TABLE shop.customers (id INT64, name STRING)").result()
+
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", pubsub_host)
+    from google.cloud import pubsub_v1
+
+    publisher = pubsub_v1.PublisherClient()
+    topic = publisher.topic_path(PROJECT, f"audit-{tmp_path.name}")
+    publisher.create_topic(name=topic)
+    subscriber = pubsub_v1.SubscriberClient()
+    subscription = subscriber.subscription_path(PROJECT, f"audit-sub-{tmp_path.name}")
+    subscriber.create_subscription(name=subscription, topic=topic, ack_deadline_seconds=10)
+    subscriber.close()
+
+    env = clean_env(
+        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"), LAKEGRAPH_REDIS__URL=redis_service.url,
+        LAKEGRAPH_WAREHOUSE__ENGINE="bigquery", LAKEGRAPH_WAREHOUSE__BIGQUERY_PROJECT=PROJECT,
+        LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["shop"]', LAKEGRAPH_WAREHOUSE__BIGQUERY_ENDPOINT=bigquery_endpoint,
+        LAKEGRAPH_PUBSUB__PROJECT=PROJECT, LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
+        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host, **neo4j_service.env(),
+    )
+    assert run_cli("load", "warehouse", env=env).returncode == 0
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2",
+                          "--loglevel", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen([LAKEGRAPH, "subscribe"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+    ]
+    try:
+        yield {"env": env, "publish": lambda data: publisher.publish(topic, data).result(timeout=30),
+               "subscribe": processes[1], "warehouse": warehouse, "audit_dir": tmp_path / "state" / "audit-logs"}
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(stack: dict, driver: Driver) -> None:
+    publish = stack["publish"]
+    done = json.dumps(entry("v2_jobChange_done.json")).encode()
+    publish(done)
+    publish(done)  # delivered twice: counts once
+    publish((FIXTURES / "v1_jobCompletedEvent.json").read_bytes())  # the same job, legacy format
+    publish(json.dumps(entry("v2_jobChange_failed.json", job="failed-1")).encode())
+    publish((FIXTURES / "v2_jobInsertion.json").read_bytes())
+    publish(b"{not a log entry")  # poison
+    wait_until(lambda: count(driver) == 1, 30, "the join learned from the audit log")
+    wait_until(lambda: any(p.source == "pubsub" for p in problems.listing(driver, "neo4j")), 30, "the poison message recorded")
+    [poison] = problems.listing(driver, "neo4j", "pubsub")
+    assert "not JSON" in poison.reason
+
+    publish(json.dumps(entry("v2_jobChange_done.json", job="second-run")).encode())  # still subscribed after poison
+    wait_until(lambda: count(driver) == 2, 30, "a second execution")
+    time.sleep(1.0)
+    assert count(driver) == 2
+
+    stack["warehouse"].query("CREATE TABLE shop.parts (sku STRING, coil STRING)").result()
+    began = time.monotonic()
+    publish(json.dumps(entry("v2_tableCreation.json", table="parts")).encode())
+    parts = "MATCH (t:Table {id: 'my-proj.shop.parts'})-[:HAS_COLUMN]->(c) RETURN count(c) AS n"
+    wait_until(lambda: count(driver, parts) == 2, 30, "the created table in the graph")
+    print(f"\ntableCreation event → table in the graph: {time.monotonic() - began:.2f} s")
+    assert time.monotonic() - began < 2.0 + 1.0  # 2 s target, plus the polling step
+
+    stack["subscribe"].send_signal(signal.SIGTERM)
+    output = stack["subscribe"].communicate(timeout=20)[0]
+    assert "'poison': 1" in output and "'ignored': 1" in output
+
+
+def test_audit_log_files_dropped_in_the_folder_are_ingested(stack: dict, driver: Driver) -> None:
+    watcher = subprocess.Popen([LAKEGRAPH, "watch"], env=stack["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "audit logs" in watcher.stdout.readline()
+        lines = [json.dumps(entry("v2_jobChange_done.json", job=f"file-{index}")) for index in range(3)]
+        (stack["audit_dir"] / "export-1.ndjson").write_text("\n".join(lines + ["{bad line"]) + "\n")
+        wait_until(lambda: count(driver) == 3, 30, "three executions from the file")
+        (stack["audit_dir"] / "export-1.ndjson").touch()  # read again: nothing counted twice
+        time.sleep(2.0)
+        assert count(driver) == 3
+        wait_until(lambda: any("line 4" in p.reason for p in problems.listing(driver, "neo4j", "warehouse")), 10, "bad line recorded")
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        watcher.wait(timeout=20)
