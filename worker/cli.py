@@ -240,8 +240,10 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
             for name in sync.connector.schemas():
                 status.update(f"schema {name}")
                 reports[name] = sync.sync_schema(name).__dict__
+            status.update("glossary")
+            terms = sync.sync_glossary()
     if as_json:
-        emit_json(reports)
+        emit_json({"schemas": reports, "glossary": None if terms is None else terms.__dict__})
         return
     for name, report in reports.items():
         out.print(
@@ -249,7 +251,9 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
             f"written, {report['tables_deleted']} tables and {report['columns_deleted']} columns removed, {report['keys']} key columns",
             highlight=False, markup=False,
         )
-    out.print("the glossary and the query log are not loaded yet (tracked in issue #4)")
+    if terms is not None:
+        out.print(f"glossary: {terms.terms} terms, {terms.tagged} tags, {len(terms.unresolved)} terms with unresolved tags")
+    out.print(f"query logs: drop exported audit-log files into {ctx.settings.audit_log_path} (ingested by `lakegraph up`)")
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
@@ -337,7 +341,7 @@ def watch(ctx: Context) -> None:
     import signal as signals
 
     from worker.celery_app import create_app
-    from worker.documents.watcher import RECONCILE, Job, Watchers
+    from worker.documents.watcher import RECONCILE, SYNC_GLOSSARY, Job, Watchers
 
     app = create_app(ctx.settings)
 
@@ -349,6 +353,8 @@ def watch(ctx: Context) -> None:
     app.send_task(RECONCILE)  # repair whatever changed while nobody watched
     for job in watchers.existing_audit_files():
         send(job)
+    if watchers.glossary is not None:
+        app.send_task(SYNC_GLOSSARY)
     for sig in (signals.SIGINT, signals.SIGTERM):
         signals.signal(sig, lambda *_: watchers.stopping.set())
     names = [f"{library.name} ({library.root})" for library in watchers.libraries]

@@ -76,6 +76,7 @@ class WarehouseSettings(Section):
     reconcile_interval: float = Field(gt=0)
     sql_dialect: str
     audit_log_dir: Path
+    glossary_path: Path | Literal[""]
 
     @field_validator("sql_dialect")
     @classmethod

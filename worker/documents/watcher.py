@@ -29,6 +29,7 @@ SYNC_DOCUMENT = "lakegraph.sync_document"
 SYNC_FOLDER = "lakegraph.sync_folder"
 RECONCILE = "lakegraph.reconcile_documents"
 INGEST_AUDIT_FILE = "lakegraph.ingest_audit_file"
+SYNC_GLOSSARY = "lakegraph.sync_glossary"
 TICK = 0.02
 RETRY_DELAY = 1.0
 
@@ -102,12 +103,27 @@ class AuditFolderHandler(FileSystemEventHandler):
             self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)))
 
 
+class GlossaryHandler(FileSystemEventHandler):
+    """The glossary file, watched through its folder (editors replace files rather than write them)."""
+
+    def __init__(self, path: Path, coalescer: Coalescer) -> None:
+        self.path = path
+        self.coalescer = coalescer
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        touched = [event.src_path] + ([event.dest_path] if event.event_type == "moved" else [])
+        if any(Path(raw.decode() if isinstance(raw, bytes) else raw) == self.path for raw in touched):
+            self.coalescer.add(Job(SYNC_GLOSSARY, ()))
+
+
 class Watchers:
     """Observers on every library and the audit-log folder, and the thread that sends due jobs."""
 
     def __init__(self, settings: Settings, send: Callable[[Job], None]) -> None:
         self.libraries = libraries(settings)
         self.audit_folder = settings.audit_log_path
+        glossary = settings.warehouse.glossary_path
+        self.glossary = Path(glossary).resolve() if glossary else None
         self.coalescer = Coalescer(settings.documents.coalesce_ms / 1000)
         self.send = send
         self.observer = Observer()
@@ -120,6 +136,9 @@ class Watchers:
             self.observer.schedule(LibraryHandler(library, self.coalescer), str(library.root), recursive=True)
         self.audit_folder.mkdir(parents=True, exist_ok=True)
         self.observer.schedule(AuditFolderHandler(self.coalescer), str(self.audit_folder), recursive=True)
+        if self.glossary is not None:
+            self.glossary.parent.mkdir(parents=True, exist_ok=True)
+            self.observer.schedule(GlossaryHandler(self.glossary, self.coalescer), str(self.glossary.parent), recursive=False)
         self.observer.start()
 
     def existing_audit_files(self) -> list[Job]:

@@ -32,6 +32,13 @@ def sync_warehouse() -> dict:
     return context.warehouse().sync_all()
 
 
+@app.task(name="lakegraph.sync_glossary", base=WarehouseTask)
+def sync_glossary() -> dict | None:
+    """The glossary file changed: BusinessTerms and TAGGED_WITH follow it, removals included."""
+    report = context.warehouse().sync_glossary()
+    return None if report is None else asdict(report)
+
+
 @app.task(name="lakegraph.absorb_queries", base=WarehouseTask)
 def absorb_queries(events: list[dict]) -> dict:
     """Finished query jobs into Query, USES and JOINS_WITH (each job id counts once)."""

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from pathlib import Path
+
 from neo4j import Driver
 
+from worker import problems
+from worker.errors import LakegraphError
 from worker.settings import Settings
+from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.writer import MetadataReport, MetadataWriter
+
+SOURCE = "warehouse"
+SYNC_GLOSSARY = "lakegraph.sync_glossary"
 
 
 class WarehouseSync:
     def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+        self.settings = settings
+        self.driver = driver
+        self.database = database
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
 
@@ -25,4 +36,28 @@ class WarehouseSync:
         return self.writer.apply(self.connector.snapshot(schema))
 
     def sync_all(self) -> dict[str, dict]:
-        return {schema: asdict(self.sync_schema(schema)) for schema in self.connector.schemas()}
+        """Every schema, then the glossary (its tags may name tables that just appeared)."""
+        reports = {schema: asdict(self.sync_schema(schema)) for schema in self.connector.schemas()}
+        found = self.sync_glossary()
+        if found is not None:
+            reports["glossary"] = asdict(found)
+        return reports
+
+    def sync_glossary(self) -> glossary.GlossaryReport | None:
+        """Make BusinessTerms and their tags match the glossary file; a bad file is recorded, not raised."""
+        configured = self.settings.warehouse.glossary_path
+        if not configured:
+            return None
+        path = Path(configured).resolve()
+        key = f"glossary:{path}"
+        problems.clear(self.driver, self.database, SOURCE, key, ("skipped", "warning"))
+        try:
+            terms = glossary.read(path)
+        except LakegraphError as err:
+            problems.record(self.driver, self.database, SOURCE, key, "skipped", str(err), SYNC_GLOSSARY, [])
+            return None
+        report = glossary.sync(self.driver, self.database, terms)
+        if report.unresolved:
+            reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
+            problems.record(self.driver, self.database, SOURCE, key, "warning", f"tags matching no single table or column: {reason}", SYNC_GLOSSARY, [])
+        return report

@@ -1,0 +1,125 @@
+"""The business glossary: BusinessTerm nodes tagged onto tables and columns, following one TOML file.
+
+Terms are keyed by their lower-cased name; a sync makes the graph match the file exactly (terms
+and tags removed from the file disappear). A tag names a table or column by its full id or by
+its tail (`service.work_orders.is_comeback`); a tag that matches nothing, or more than one thing,
+is kept on the term as `unresolved_tags` and reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neo4j import Driver, ManagedTransaction
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from worker.errors import LakegraphError
+from worker.graph.schema import Label, Rel
+
+
+class Term(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    synonyms: list[str] = []
+    tags: list[str] = []
+
+    @property
+    def id(self) -> str:
+        return " ".join(self.name.lower().split())
+
+
+class GlossaryFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    term: list[Term] = []
+
+
+def read(path: Path) -> list[Term]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        terms = GlossaryFile.model_validate(data).term
+    except OSError as err:
+        raise LakegraphError(f"cannot read the glossary {path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise LakegraphError(f"glossary {path} is not valid TOML: {err}") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise LakegraphError(f"glossary {path}: {where}: {first['msg']}") from None
+    names = [term.id for term in terms]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise LakegraphError(f"glossary {path}: terms defined twice: {', '.join(duplicates)}")
+    return terms
+
+
+MATCH_TAGS = f"""
+UNWIND $tags AS tag
+CALL (tag) {{
+  MATCH (t:{Label.TABLE}) WHERE t.id = tag OR t.id ENDS WITH '.' + tag RETURN t.id AS id
+  UNION
+  MATCH (c:{Label.COLUMN}) WHERE c.id = tag OR c.id ENDS WITH '.' + tag RETURN c.id AS id
+}}
+RETURN tag, collect(id) AS ids
+"""
+UPSERT_TERMS = f"""
+UNWIND $rows AS r
+MERGE (b:{Label.BUSINESS_TERM} {{id: r.id}})
+WITH b, r WHERE b.content_hash IS NULL OR b.content_hash <> r.hash
+SET b += r.props, b.content_hash = r.hash, b.updated_at = datetime()
+"""
+DELETE_OTHER_TERMS = f"MATCH (b:{Label.BUSINESS_TERM}) WHERE NOT b.id IN $ids DETACH DELETE b"
+DROP_TAGS = f"MATCH ()-[r:{Rel.TAGGED_WITH}]->(:{Label.BUSINESS_TERM}) DELETE r"
+TAG = {
+    label: f"""
+    UNWIND $rows AS r
+    MATCH (n:{label} {{id: r.node}})
+    MATCH (b:{Label.BUSINESS_TERM} {{id: r.term}})
+    MERGE (n)-[:{Rel.TAGGED_WITH}]->(b)
+    """
+    for label in (Label.TABLE, Label.COLUMN)
+}
+TABLE_IDS = f"UNWIND $ids AS id MATCH (t:{Label.TABLE} {{id: id}}) RETURN t.id AS id"
+
+
+@dataclass
+class GlossaryReport:
+    terms: int = 0
+    tagged: int = 0
+    unresolved: dict[str, list[str]] = field(default_factory=dict)  # term -> tags that matched nothing (or too much)
+
+
+def sync(driver: Driver, database: str, terms: list[Term]) -> GlossaryReport:
+    with driver.session(database=database) as session:
+        return session.execute_write(_sync, terms)
+
+
+def _sync(tx: ManagedTransaction, terms: list[Term]) -> GlossaryReport:
+    report = GlossaryReport(terms=len(terms))
+    all_tags = sorted({tag for term in terms for tag in term.tags})
+    matches = {row["tag"]: row["ids"] for row in tx.run(MATCH_TAGS, tags=all_tags)}
+    rows, tag_rows = [], []
+    for term in terms:
+        unresolved = [tag for tag in term.tags if len(matches.get(tag, [])) != 1]
+        if unresolved:
+            report.unresolved[term.name] = unresolved
+        props = {
+            "name": term.name, "description": term.description, "synonyms": term.synonyms,
+            "tags": term.tags, "unresolved_tags": unresolved,
+        }
+        rows.append({"id": term.id, "props": props, "hash": hashlib.sha256(json.dumps(props, sort_keys=True).encode()).hexdigest()})
+        tag_rows += [{"node": matches[tag][0], "term": term.id} for tag in term.tags if tag not in unresolved]
+    tx.run(DELETE_OTHER_TERMS, ids=[term.id for term in terms]).consume()
+    tx.run(UPSERT_TERMS, rows=rows).consume()
+    tx.run(DROP_TAGS).consume()
+    tables = {row["id"] for row in tx.run(TABLE_IDS, ids=[row["node"] for row in tag_rows])}
+    tx.run(TAG[Label.TABLE], rows=[row for row in tag_rows if row["node"] in tables]).consume()
+    tx.run(TAG[Label.COLUMN], rows=[row for row in tag_rows if row["node"] not in tables]).consume()
+    report.tagged = len(tag_rows)
+    return report
