@@ -365,11 +365,24 @@ def watch(ctx: Context) -> None:
 
 
 @cli.group(invoke_without_command=True)
+@click.option("--table", default="", help="Only joins touching this table (its id or its tail: dataset.table).")
+@click.option("--min-confidence", default=0.0, show_default=True, help="Hide learned joins below this confidence.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def joins(click_ctx: click.Context) -> None:
-    """Joins learned from query logs; `joins extract` runs the inference offline."""
-    if click_ctx.invoked_subcommand is None:
-        raise LakegraphError("listing the graph's declared and learned joins is not built yet (tracked in issue #4)")
+def joins(click_ctx: click.Context, table: str, min_confidence: float, as_json: bool) -> None:
+    """Declared keys and joins learned from query logs, with evidence; `joins extract` works offline."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    from shapes.joins import list_joins, render
+
+    settings = click_ctx.find_object(Context).settings
+    driver, where = connect(settings)
+    with driver:
+        listing = list_joins(driver, where.database, table, min_confidence)
+    if as_json:
+        emit_json(listing.__dict__)
+    else:
+        out.print(render(listing), highlight=False, markup=False)
 
 
 @joins.command("extract")

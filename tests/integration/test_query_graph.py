@@ -95,3 +95,20 @@ def test_sql_that_does_not_parse_is_recorded_and_skipped(graph: Driver) -> None:
     assert (report.runs, report.unparsable, report.pairs) == (1, 1, 0)
     query = graph.execute_query("MATCH (q:Query) RETURN q.error AS error, q.sql AS sql").records[0]
     assert query["error"] and query["sql"] == "SELEC FROM WHERE ("
+
+
+def test_joins_command_lists_declared_and_learned_with_evidence(graph: Driver, neo4j_service, tmp_path: Path) -> None:
+    from tests.helpers import clean_env, run_cli
+
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=True))
+    QueryGraph(graph, "neo4j").absorb([event("v2_jobChange_done.json")], now=NOW)
+    env = clean_env(LAKEGRAPH_STATE_DIR=str(tmp_path), **neo4j_service.env())
+    result = run_cli("joins", "--table", "shop.orders", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[:2] == ["declared keys (1)", "  my-proj.shop.orders.customer_id → my-proj.shop.customers.id  (fk)"]
+    assert lines[2] == "learned from query logs (1)"
+    assert lines[3].startswith("  my-proj.shop.customers.id = my-proj.shop.orders.customer_id  confidence ")
+    assert "1 executions, 1 queries, 1 users, last 2024-05-01T12:00:03.456789Z [declared]" in lines[3]
+    data = json.loads(run_cli("joins", "--json", "--min-confidence", "0.99", env=env).stdout)
+    assert data["learned"] == [] and len(data["declared"]) == 1
