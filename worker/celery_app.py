@@ -15,6 +15,16 @@ from worker.settings import Settings, load_settings
 TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse"]
 
 
+def beat_schedule(settings: Settings) -> dict[str, dict]:
+    schedule: dict[str, dict] = {
+        "reconcile-documents": {"task": "lakegraph.reconcile_documents", "schedule": settings.documents.reconcile_interval},
+        "reconcile-warehouse": {"task": "lakegraph.sync_warehouse", "schedule": settings.warehouse.reconcile_interval},
+    }
+    if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
+        schedule["poll-jobs"] = {"task": "lakegraph.poll_jobs", "schedule": settings.warehouse.jobs_poll_interval}
+    return schedule
+
+
 def celery_config(settings: Settings) -> dict[str, object]:
     url = broker_url(settings)
     return {
@@ -30,16 +40,7 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
         "worker_concurrency": settings.worker.concurrency or None,
-        "beat_schedule": {
-            "reconcile-documents": {
-                "task": "lakegraph.reconcile_documents",
-                "schedule": settings.documents.reconcile_interval,
-            },
-            "reconcile-warehouse": {
-                "task": "lakegraph.sync_warehouse",
-                "schedule": settings.warehouse.reconcile_interval,
-            },
-        },
+        "beat_schedule": beat_schedule(settings),
     }
 
 

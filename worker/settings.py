@@ -74,6 +74,7 @@ class WarehouseSettings(Section):
     bigquery_location: str
     bigquery_endpoint: str
     reconcile_interval: float = Field(gt=0)
+    jobs_poll_interval: float = Field(ge=0)
     sql_dialect: str
     audit_log_dir: Path
     glossary_path: Path | Literal[""]

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from worker import problems
 from worker.celery_app import app
+from worker.google_clients import bigquery_client
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files
 from worker.warehouse.audit_log import QueryEvent, TableEvent
 from worker.warehouse.events import query_event
+from worker.warehouse.jobs_poller import JobsPoller
 
 SOURCE = "warehouse"
 
@@ -43,6 +45,18 @@ def sync_glossary() -> dict | None:
 def absorb_queries(events: list[dict]) -> dict:
     """Finished query jobs into Query, USES and JOINS_WITH (each job id counts once)."""
     return asdict(context.query_graph().absorb([query_event(event) for event in events]))
+
+
+@app.task(name="lakegraph.poll_jobs", base=WarehouseTask)
+def poll_jobs() -> dict:
+    """BigQuery without a sink: new jobs from INFORMATION_SCHEMA.JOBS_BY_PROJECT since the watermark."""
+    settings = context.settings()
+    driver, where = context.graph()
+    poller = JobsPoller(
+        bigquery_client(settings), settings.warehouse.bigquery_project, settings.warehouse.bigquery_location,
+        driver, where.database, context.query_graph(),
+    )
+    return asdict(poller.poll())
 
 
 @app.task(name="lakegraph.ingest_audit_file", base=WarehouseTask)

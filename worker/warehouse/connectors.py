@@ -57,6 +57,8 @@ class DuckDBConnector:
             raise EngineUnavailable(f"cannot open {self.path}: {err}") from None
 
     def schemas(self) -> list[str]:
+        if not self.path.exists():  # the local default before any warehouse exists: nothing to read yet
+            return []
         with self._connect() as con:
             return [row[0] for row in con.execute(DUCKDB_SCHEMAS).fetchall() if row[0] != "information_schema"]
 
