@@ -58,7 +58,8 @@ def test_a_finished_job_teaches_a_join_once_and_failures_teach_nothing(graph: Dr
     assert (row["left"], row["right"], row["executions"], row["queries"], row["users"]) == (
         "my-proj.shop.customers.id", "my-proj.shop.orders.customer_id", 1, 1, ["alice@example.com"],
     )
-    assert row["declared"] is False and 0 < row["confidence"] < 0.7
+    # 0.5 * (1 - e^-(1 query + 1 user)/4) + 0.2 * e^-(8 days / 90) + 0.3 * 0
+    assert row["declared"] is False and row["confidence"] == pytest.approx(0.3797, abs=1e-4)
     used = graph.execute_query("MATCH (q:Query)-[:USES]->(t:Table) RETURN q.executions AS n, collect(t.name) AS tables").records[0]
     assert used["n"] == 1 and sorted(used["tables"]) == ["customers", "orders"]
 
@@ -73,6 +74,13 @@ def test_a_finished_job_teaches_a_join_once_and_failures_teach_nothing(graph: Dr
     [row] = graph.execute_query(JOIN).records
     assert (row["executions"], row["queries"], sorted(row["users"])) == (2, 1, ["alice@example.com", "bob@example.com"])
     assert (row["first"], row["last"]) == ("2024-05-01T12:00:03.456789Z", "2024-05-03T09:00:00Z")
+
+
+def test_confidence_decays_with_time_since_last_seen(graph: Driver) -> None:
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    QueryGraph(graph, "neo4j").absorb([event("v2_jobChange_done.json")], now=datetime(2024, 8, 9, tzinfo=UTC))
+    # 99 days after 2024-05-01T12:00: 0.19673 + 0.2 * e^-(99/90)
+    assert graph.execute_query(JOIN).records[0]["confidence"] == pytest.approx(0.2633, abs=1e-4)
 
 
 def test_agreement_with_a_declared_key_raises_confidence(graph: Driver) -> None:

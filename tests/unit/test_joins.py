@@ -169,3 +169,8 @@ def test_a_shape_resolved_once_is_reused_from_the_cache() -> None:
     [shape] = second.shapes
     assert second.shapes[shape] is first.shapes[shape]  # the same object: not parsed again
     assert [stats.executions for stats in second.pairs.values()] == [2]
+
+
+def test_a_column_missing_from_the_schema_does_not_lose_the_query() -> None:
+    sql = "SELECT c.nickname FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id"
+    assert pairs(sql) == ORDERS_CUSTOMERS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -100,23 +100,34 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
         return Extraction(error=_first_line(err))
     pairs: set[JoinPair] = set()
     tables: set[str] = set()
-    for statement in parsed:
+    for index, statement in enumerate(parsed):
         if statement is None:
             continue
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
-            qualified = qualify(
-                statement, schema=schema.mapping or None, dialect=dialect, catalog=schema.default_catalog,
-                validate_qualify_columns=False, quote_identifiers=False, identify=False,
-            )
-            scopes = traverse_scope(qualified)
+            scopes = _qualified_scopes(statement, lambda: sqlglot.parse(sql, read=dialect)[index], dialect, schema)
         except (SqlglotError, KeyError, ValueError, RecursionError) as err:
             return Extraction(error=_first_line(err))
         for scope in scopes:
             tables.update(schema.name(source) for source in scope.sources.values() if isinstance(source, exp.Table))
             pairs.update(_scope_pairs(scope, schema))
     return Extraction(frozenset(pairs), frozenset(tables))
+
+
+def _qualified_scopes(
+    statement: exp.Expression, reparse: Callable[[], exp.Expression], dialect: str, schema: SchemaIndex
+) -> list[Scope]:
+    """Scopes of the qualified statement. A query naming a column the schema lacks (drift, a column
+    not loaded yet) is parsed and qualified again without the schema: its qualified columns still count."""
+    options = {"dialect": dialect, "catalog": schema.default_catalog, "validate_qualify_columns": False,
+               "quote_identifiers": False, "identify": False}
+    try:
+        return traverse_scope(qualify(statement, schema=schema.mapping or None, **options))
+    except SqlglotError:
+        if not schema.mapping:
+            raise
+        return traverse_scope(qualify(reparse(), schema=None, **options))
 
 
 def _scope_pairs(scope: Scope, schema: SchemaIndex) -> Iterable[JoinPair]:

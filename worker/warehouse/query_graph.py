@@ -67,7 +67,7 @@ SET j.declared = declared,
     j.distinct_queries = size(j.queries), j.distinct_users = size(j.users),
     j.confidence = round(
       0.5 * (1 - exp(-(size(j.queries) + size(j.users)) / 4.0))
-      + 0.2 * exp(-duration.between(datetime(j.last_seen), datetime($now)).days / 90.0)
+      + 0.2 * exp(-duration.inDays(datetime(j.last_seen), datetime($now)).days / 90.0)
       + 0.3 * CASE WHEN declared THEN 1 ELSE 0 END, 4)
 """
 
