@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -140,13 +141,20 @@ class BigQueryConnector:
         return [row["schema_name"] for row in self._rows(BQ_SCHEMATA)]
 
     def snapshot(self, schema: str, table: str | None = None) -> Snapshot:
-        tables = self._rows(BQ_TABLES, schema, table)
-        descriptions = {row["table_name"]: _option_string(row["option_value"]) for row in self._rows(BQ_TABLE_DESCRIPTIONS, schema, table)}
-        views = {row["table_name"]: row["view_definition"] for row in self._rows(BQ_VIEWS, schema, table)}
-        columns = self._rows(BQ_COLUMNS, schema, table)
-        paths = self._rows(BQ_FIELD_PATHS, schema, table)
-        keys = self._rows(BQ_KEY_COLUMNS, schema)  # every table's keys: a foreign key may point at another table
-        referenced = {row["constraint_name"]: row for row in self._rows(BQ_REFERENCED, schema)}
+        # The seven reads are independent: run them at once (a table event is then one round trip).
+        reads = {
+            "tables": (BQ_TABLES, table), "descriptions": (BQ_TABLE_DESCRIPTIONS, table), "views": (BQ_VIEWS, table),
+            "columns": (BQ_COLUMNS, table), "paths": (BQ_FIELD_PATHS, table),
+            "keys": (BQ_KEY_COLUMNS, None),  # every table's keys: a foreign key may point at another table
+            "referenced": (BQ_REFERENCED, None),
+        }
+        with ThreadPoolExecutor(max_workers=len(reads)) as pool:
+            futures = {name: pool.submit(self._rows, sql, schema, scope) for name, (sql, scope) in reads.items()}
+            found = {name: future.result() for name, future in futures.items()}
+        tables, columns, paths, keys = found["tables"], found["columns"], found["paths"], found["keys"]
+        descriptions = {row["table_name"]: _option_string(row["option_value"]) for row in found["descriptions"]}
+        views = {row["table_name"]: row["view_definition"] for row in found["views"]}
+        referenced = {row["constraint_name"]: row for row in found["referenced"]}
 
         primary = defaultdict(dict)  # table -> ordinal -> column
         for row in keys:
