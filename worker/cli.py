@@ -188,7 +188,13 @@ def load() -> None:
 @pass_context
 def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     """Load document libraries (ROOT: PATH or NAME=PATH; default: documents.libraries)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from worker.documents.loader import load as load_documents
     from worker.documents.sync import DocumentSync
@@ -228,7 +234,9 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_context
 def load_warehouse(ctx: Context, as_json: bool) -> None:
-    """Load the warehouse's metadata (schemas, tables, views, columns, declared keys)."""
+    """Load the warehouse's metadata, the glossary, and the audit-log files in warehouse.audit_log_dir."""
+    from worker.warehouse.audit_files import folder_files, ingest
+    from worker.warehouse.query_graph import QueryGraph
     from worker.warehouse.sync import WarehouseSync
 
     driver, where = connect(ctx.settings)
@@ -242,8 +250,13 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
                 reports[name] = sync.sync_schema(name).__dict__
             status.update("glossary")
             terms = sync.sync_glossary()
+            queries = QueryGraph(driver, where.database, ctx.settings.warehouse.sql_dialect)
+            logs = []
+            for path in folder_files(ctx.settings.audit_log_path):
+                status.update(f"query log {path.name}")
+                logs.append(ingest(path, queries, sync))
     if as_json:
-        emit_json({"schemas": reports, "glossary": None if terms is None else terms.__dict__})
+        emit_json({"schemas": reports, "glossary": None if terms is None else terms.__dict__, "query_logs": logs})
         return
     for name, report in reports.items():
         out.print(
@@ -253,7 +266,12 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
         )
     if terms is not None:
         out.print(f"glossary: {terms.terms} terms, {terms.tagged} tags, {len(terms.unresolved)} terms with unresolved tags")
-    out.print(f"query logs: drop exported audit-log files into {ctx.settings.audit_log_path} (ingested by `lakegraph up`)")
+    runs = sum(log.get("runs", 0) for log in logs)
+    pairs = sum(log.get("pairs", 0) for log in logs)
+    out.print(
+        f"query logs: {len(logs)} files in {ctx.settings.audit_log_path}: {runs} new query runs, {pairs} join pairs updated",
+        highlight=False, markup=False,
+    )
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
@@ -394,8 +412,8 @@ def joins_extract(queries_file: Path, dialect: str, schema_file: Path | None, as
     """Infer join pairs from a file of queries, without a graph."""
     from sqlglot.dialects.dialect import Dialect
 
-    from worker.warehouse.query_log import absorb, read_queries
     from worker.warehouse.joins import SchemaIndex
+    from worker.warehouse.query_log import absorb, read_queries
 
     try:
         Dialect.get_or_raise(dialect)

@@ -10,11 +10,11 @@ import duckdb
 from neo4j.exceptions import ClientError
 
 from worker.errors import LakegraphError
+from worker.google_clients import bigquery_client
 from worker.graph.connection import connect
 from worker.runtime import redis_server
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings
-from worker.google_clients import bigquery_client
 
 PROBE_TIMEOUT = 5.0
 
@@ -74,7 +74,9 @@ def _redis(settings: Settings) -> list[EngineStatus]:
 
 
 def _workers(settings: Settings) -> list[EngineStatus]:
-    from worker.celery_app import create_app  # Celery is slow to import; only needed here
+    from worker.celery_app import (
+        create_app,  # Celery is slow to import; only needed here
+    )
 
     replies = create_app(settings).control.ping(timeout=1.0)
     if not replies:
@@ -102,7 +104,9 @@ def _pubsub(settings: Settings) -> list[EngineStatus]:
     conf = settings.pubsub
     if not conf.subscription:
         return [EngineStatus("pubsub", "off", "no subscription configured (pubsub.subscription)")]
-    from google.cloud import pubsub_v1  # imported here: slow, and only needed when configured
+    from google.cloud import (
+        pubsub_v1,  # imported here: slow, and only needed when configured
+    )
 
     from worker.google_clients import pubsub_environment
 

@@ -82,7 +82,9 @@ class Stack:
 
     def wait_for_workers(self) -> None:
         """`ready` means a Celery worker answers, not merely that its process exists."""
-        from worker.celery_app import create_app  # Celery is slow to import; only `up` needs it here
+        from worker.celery_app import (
+            create_app,  # Celery is slow to import; only `up` needs it here
+        )
 
         app = create_app(self.settings)
         worker = next(child for child in self.children if child.name == "worker")

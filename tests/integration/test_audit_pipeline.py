@@ -26,7 +26,7 @@ from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
 
 pytestmark = pytest.mark.timeout(300)
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bigquery-audit-log"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bigquery-audit-log"
 PROJECT = "my-proj"
 EXECUTIONS = "MATCH ()-[j:JOINS_WITH]->() RETURN coalesce(sum(j.executions), 0) AS n"
 

@@ -18,7 +18,7 @@ from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.writer import MetadataWriter
 
 pytestmark = pytest.mark.timeout(120)
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bigquery-audit-log"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bigquery-audit-log"
 JOIN = """
 MATCH (a:Column)-[j:JOINS_WITH]->(b:Column)
 RETURN a.id AS left, b.id AS right, j.executions AS executions, j.distinct_queries AS queries,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from worker.warehouse.sync import WarehouseSync
 from worker.warehouse.writer import MetadataWriter
 
 pytestmark = pytest.mark.timeout(240)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bigquery-audit-log"
 
 DUCKDB_DDL = """
 CREATE SCHEMA shop;
@@ -102,10 +104,24 @@ def test_duckdb_changes_update_and_drops_remove(neo4j_service: Neo4jService, gra
 def test_load_warehouse_command(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     with duckdb.connect(str(tmp_path / "warehouse.duckdb")) as con:
         con.execute(DUCKDB_DDL)
+    logs = tmp_path / "audit-logs"
+    logs.mkdir()
+    job = json.loads((FIXTURES / "v2_jobChange_done.json").read_text())
+    job["protoPayload"]["metadata"]["jobChange"]["job"]["jobConfig"]["queryConfig"]["query"] = (
+        "SELECT n.line FROM shop.notes n JOIN shop.customers c ON n.customer_id = c.id"
+    )
+    (logs / "export.ndjson").write_text(json.dumps(job) + "\n")
     env = clean_env(LAKEGRAPH_STATE_DIR=str(tmp_path), **neo4j_service.env())
     result = run_cli("load", "warehouse", env=env)
     assert result.returncode == 0, result.stderr
     assert "warehouse.shop: 4 tables and 9 columns written, 0 tables and 0 columns removed, 3 key columns" in result.stdout
+    assert f"query logs: 1 files in {logs}: 1 new query runs, 1 join pairs updated" in result.stdout
+    learned = "MATCH (a:Column)-[j:JOINS_WITH]->(b:Column) RETURN a.id AS a, b.id AS b, j.declared AS declared"
+    assert [tuple(row.values()) for row in graph.execute_query(learned).records] == [
+        ("warehouse.shop.customers.id", "warehouse.shop.notes.customer_id", True)
+    ]
+    again = run_cli("load", "warehouse", env=env)
+    assert "1 files" in again.stdout and "0 new query runs" in again.stdout  # each job counts once
 
 
 @pytest.fixture

@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from worker.warehouse.audit_log import AuditLogError, Ignored, QueryEvent, TableEvent, parse_bytes, parse_entry
+from worker.warehouse.audit_log import (
+    AuditLogError,
+    Ignored,
+    QueryEvent,
+    TableEvent,
+    parse_bytes,
+    parse_entry,
+)
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bigquery-audit-log"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bigquery-audit-log"
 
 
 def fixture(name: str) -> dict:

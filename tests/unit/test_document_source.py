@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.documents.source import Skipped, build
 from worker.documents.slugs import heading_slug, name_slug
+from worker.documents.source import Skipped, build
 
 
 def test_github_slugs_and_duplicates_make_unique_heading_paths() -> None:

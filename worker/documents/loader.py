@@ -11,9 +11,16 @@ from dataclasses import dataclass, field
 
 from worker import problems
 from worker.documents.library import Library
-from worker.documents.source import Skipped, read
-from worker.documents.sync import ALL_KINDS, SOURCE, STORED_DOCUMENTS, SYNC_TASK, DocumentSync, problem_key
 from worker.documents.resolver import LinkRow
+from worker.documents.source import Skipped, read
+from worker.documents.sync import (
+    ALL_KINDS,
+    SOURCE,
+    STORED_DOCUMENTS,
+    SYNC_TASK,
+    DocumentSync,
+    problem_key,
+)
 from worker.documents.writer import PreparedDocument, prepare
 
 WRITE_BATCH = 200

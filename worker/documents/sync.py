@@ -15,7 +15,12 @@ from worker import problems
 from worker.documents import uris
 from worker.documents.library import Library, libraries
 from worker.documents.source import Skipped, file_hash, read
-from worker.documents.writer import DocumentWriter, PreparedDocument, WriteReport, prepare
+from worker.documents.writer import (
+    DocumentWriter,
+    PreparedDocument,
+    WriteReport,
+    prepare,
+)
 from worker.graph.schema import Label
 from worker.settings import Settings
 

@@ -20,8 +20,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from worker.documents.library import Library, libraries
-from worker.warehouse.audit_files import SUFFIXES
 from worker.settings import Settings
+from worker.warehouse.audit_files import SUFFIXES, folder_files
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +143,7 @@ class Watchers:
 
     def existing_audit_files(self) -> list[Job]:
         """Files already in the audit folder at start-up (ingesting them again is harmless)."""
-        return [
-            Job(INGEST_AUDIT_FILE, (str(path),))
-            for path in sorted(self.audit_folder.rglob("*"))
-            if path.suffix in SUFFIXES and path.is_file() and not path.name.startswith(".")
-        ]
+        return [Job(INGEST_AUDIT_FILE, (str(path),)) for path in folder_files(self.audit_folder)]
 
     def run(self) -> None:
         """Dispatch due jobs until stop(); a failed dispatch is retried after RETRY_DELAY."""

@@ -8,8 +8,6 @@ of changed sections, links into deleted sections, and UnresolvedLinks waiting fo
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from worker.documents import links as link_targets
 from worker.documents import uris
 from worker.documents.resolver import LinkRow, Resolution, resolve
 from worker.documents.source import DocumentRecord
+from worker.graph.content import content_hash
 from worker.graph.schema import Label, Rel
 
 
@@ -202,10 +201,6 @@ DETACH DELETE f
 STORED_SOURCE = f"MATCH (d:{Label.DOCUMENT} {{uri: $uri}}) RETURN d.relpath AS relpath, d.library AS library"
 
 
-def _hash(value: object) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
-
-
 def outbound_rows(record: DocumentRecord, id_schemes: tuple[str, ...]) -> tuple[dict[str, list[LinkRow]], dict[str, list[str]]]:
     """Per source uri (the document, then each section): its link rows and its external URLs."""
     rows: dict[str, list[LinkRow]] = {}
@@ -273,14 +268,14 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
             "anchors": list(section.anchors), "doc_uri": record.uri, "external_links": external[uri],
             "source_path": source_path,
         }
-        props["content_hash"] = _hash([props, parent, [_row_values(row) for row in links[uri]]])
+        props["content_hash"] = content_hash([props, parent, [_row_values(row) for row in links[uri]]])
         parent_index = positions[section.parent] if section.parent else -1
         sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
     return PreparedDocument(
         uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
         doc_id=record.doc_id, file_hash=record.content_hash, problems=record.problems,
         parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
-        own_hash=_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
+        own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
         sections=sections,
     )
 
@@ -410,7 +405,7 @@ class DocumentWriter:
     def _ensure_folders(self, tx: ManagedTransaction, records: list[PreparedDocument]) -> None:
         libraries = sorted({record.library for record in records})
         tx.run(MERGE_LIBRARY, rows=[
-            {"uri": name, "hash": _hash(name), "source_path": str(self.roots[name])} for name in libraries
+            {"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in libraries
         ]).consume()
         folders: dict[str, dict] = {}
         for record in records:
@@ -419,7 +414,7 @@ class DocumentWriter:
                 parent = uris.folder_uri(record.library, relfolder)
                 relfolder = f"{relfolder}/{name}" if relfolder else name
                 folders[uri] = {
-                    "uri": uri, "name": name, "parent": parent, "hash": _hash(uri),
+                    "uri": uri, "name": name, "parent": parent, "hash": content_hash(uri),
                     "source_path": str(self.roots[record.library] / relfolder),
                 }
         ordered = sorted(folders.values(), key=lambda row: row["uri"].count("/"))

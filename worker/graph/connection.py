@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import (
+    AuthError,
+    ConfigurationError,
+    Neo4jError,
+    ServiceUnavailable,
+)
 
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.runtime import neo4j_server

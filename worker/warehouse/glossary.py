@@ -8,8 +8,6 @@ is kept on the term as `unresolved_tags` and reported.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +16,7 @@ from neo4j import Driver, ManagedTransaction
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from worker.errors import LakegraphError
+from worker.graph.content import content_hash
 from worker.graph.schema import Label, Rel
 
 
@@ -113,7 +112,7 @@ def _sync(tx: ManagedTransaction, terms: list[Term]) -> GlossaryReport:
             "name": term.name, "description": term.description, "synonyms": term.synonyms,
             "tags": term.tags, "unresolved_tags": unresolved,
         }
-        rows.append({"id": term.id, "props": props, "hash": hashlib.sha256(json.dumps(props, sort_keys=True).encode()).hexdigest()})
+        rows.append({"id": term.id, "props": props, "hash": content_hash(props)})
         tag_rows += [{"node": matches[tag][0], "term": term.id} for tag in term.tags if tag not in unresolved]
     tx.run(DELETE_OTHER_TERMS, ids=[term.id for term in terms]).consume()
     tx.run(UPSERT_TERMS, rows=rows).consume()

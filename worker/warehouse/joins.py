@@ -106,7 +106,7 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
-            scopes = _qualified_scopes(statement, lambda: sqlglot.parse(sql, read=dialect)[index], dialect, schema)
+            scopes = _qualified_scopes(statement, lambda at=index: sqlglot.parse(sql, read=dialect)[at], dialect, schema)
         except (SqlglotError, KeyError, ValueError, RecursionError) as err:
             return Extraction(error=_first_line(err))
         for scope in scopes:

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worker.errors import LakegraphError
-from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint
+from worker.warehouse.joins import (
+    Extraction,
+    JoinPair,
+    SchemaIndex,
+    extract,
+    fingerprint,
+)
 
 POOL_THRESHOLD = 200  # below this many shapes a pool costs more than it saves
 POOL_CHUNK = 64

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-
 from pathlib import Path
 
 from neo4j import Driver

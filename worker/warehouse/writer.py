@@ -7,12 +7,11 @@ are rewritten only when their content hash changed; dropped columns go with thei
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass
 
 from neo4j import Driver, ManagedTransaction
 
+from worker.graph.content import content_hash
 from worker.graph.schema import Label, Rel
 from worker.warehouse.catalog import Snapshot
 
@@ -73,10 +72,6 @@ class MetadataReport:
     keys: int = 0
 
 
-def _hash(value: object) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
-
-
 class MetadataWriter:
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
@@ -100,7 +95,7 @@ class MetadataWriter:
                 "name": table.name, "kind": table.kind, "description": table.description, "view_sql": table.view_sql,
                 "schema": snapshot.schema, "database": snapshot.database,
             }
-            digest = _hash(props)
+            digest = content_hash(props)
             old_hash, old_columns = stored.get(table.id, (None, {}))
             if old_hash != digest:
                 table_rows.append({"id": table.id, "props": {**props, "content_hash": digest}})
@@ -109,7 +104,7 @@ class MetadataWriter:
                 column_id = f"{table.id}.{column.name}"
                 current.add(column_id)
                 column_props = {**asdict(column), "table": table.id}
-                column_digest = _hash(column_props)
+                column_digest = content_hash(column_props)
                 if old_columns.get(column_id) != column_digest:
                     column_rows.append({"id": column_id, "table": table.id, "props": {**column_props, "content_hash": column_digest}})
             gone_columns.extend(sorted(set(old_columns) - current))
