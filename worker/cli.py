@@ -27,8 +27,6 @@ err = Console(stderr=True, soft_wrap=True)
 # Commands of the design that later issues build; they say so instead of pretending to work.
 PLANNED: dict[str, tuple[int, str]] = {
     "demo": (7, "make the demo dataset if absent, then `up` on it"),
-    "outline": (5, "table of contents from the library or any URI"),
-    "search": (5, "scoped full-text search over documents and sections"),
     "themes": (6, "Leiden themes of the link graph"),
     "theme-changes": (6, "the change log of theme runs"),
     "tables": (5, "table context by hybrid retrieval"),
@@ -483,6 +481,44 @@ def subscribe(ctx: Context) -> None:
     with driver:
         subscriber.run(stop)
     out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
+
+
+@cli.command("outline")
+@click.argument("uri", required=False)
+@click.option("--depth", default=1, show_default=True, help="Levels below the URI to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_context
+def outline_command(ctx: Context, uri: str | None, depth: int, as_json: bool) -> None:
+    """Table of contents from the libraries, or from any URI, with each node's links."""
+    from shapes.outline import outline, render
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        shape = outline(driver, where.database, uri, depth)
+    if as_json:
+        emit_json({"root": shape.root, "depth": shape.depth, "rows": [row.__dict__ for row in shape.rows]})
+    else:
+        out.print(render(shape), highlight=False, markup=False)
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("--under", help="Only hits at or below this URI.")
+@click.option("--expand", multiple=True, help="An expansion term OR-ed in (repeatable): --expand 'rough idle'.")
+@click.option("-k", "k", default=10, show_default=True, help="Hits to return.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_context
+def search_command(ctx: Context, query: str, under: str | None, expand: tuple[str, ...], k: int, as_json: bool) -> None:
+    """Full-text search over documents and sections, scoped to a URI subtree."""
+    from shapes.search import render, search
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        result = search(driver, where.database, query, under, k, list(expand))
+    if as_json:
+        emit_json({**result.__dict__, "hits": [hit.__dict__ for hit in result.hits]})
+    else:
+        out.print(render(result), highlight=False, markup=False)
 
 
 def _planned(name: str, issue: int, summary: str) -> click.Command:

@@ -1,0 +1,110 @@
+"""The search shape: Lucene full-text over documents and sections (never folders), scoped to a
+URI subtree, with caller-supplied expansion terms OR-ed in.
+
+Scoping filters the complete ranked stream before taking k, so a scoped search returns k hits
+whenever k exist below the scope — not whatever of a global top-k happens to fall inside it.
+User text is escaped: Lucene operators in a query are words, never syntax errors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from neo4j import Driver
+
+from shapes.errors import ShapeError
+from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
+
+MAX_QUERY = 1000
+MAX_K = 200
+SNIPPET = 80
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_RESERVED = {"AND", "OR", "NOT", "TO"}
+
+SEARCH = f"""
+CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene) YIELD node, score
+WHERE node.uri STARTS WITH $under
+WITH node, score LIMIT $k
+OPTIONAL MATCH (d:{Label.DOCUMENT} {{uri: split(node.uri, '#')[0]}})
+RETURN node.uri AS uri, node.displayName AS name, [label IN labels(node) WHERE label IN ['Document', 'Section']][0] AS kind,
+       node.text AS text, score, d.displayName AS document
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    uri: str
+    kind: str
+    name: str
+    breadcrumb: str
+    snippet: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    under: str | None
+    expand: list[str]
+    lucene: str
+    hits: list[Hit] = field(default_factory=list)
+
+
+def escape(text: str) -> str:
+    """Lucene syntax in user text becomes plain words."""
+    words = []
+    for word in text.split():
+        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
+        words.append(escaped.lower() if word in _RESERVED else escaped)
+    return " ".join(words)
+
+
+def search(driver: Driver, database: str, query: str, under: str | None = None, k: int = 10, expand: list[str] | None = None) -> SearchResult:
+    expand = [term for term in (expand or []) if term.strip()]
+    if not query.strip():
+        raise ShapeError("empty query: give some words to search for")
+    if len(query) > MAX_QUERY or any(len(term) > MAX_QUERY for term in expand):
+        raise ShapeError(f"query too long (at most {MAX_QUERY} characters)")
+    if not 1 <= k <= MAX_K:
+        raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
+    parts = [escape(query)] + [escape(term) for term in expand]
+    lucene = " OR ".join(f"({part})" for part in parts if part)
+    records = driver.execute_query(SEARCH, lucene=lucene, under=under or "", k=k, database_=database).records
+    words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
+    hits = [
+        Hit(
+            uri=row["uri"], kind=row["kind"], name=row["name"] or row["uri"],
+            breadcrumb=_breadcrumb(row["uri"], row["document"]), snippet=_snippet(row["text"] or row["name"] or "", words),
+            score=round(row["score"], 4),
+        )
+        for row in records
+    ]
+    return SearchResult(query, under, expand, lucene, hits)
+
+
+def _breadcrumb(uri: str, document: str | None) -> str:
+    path, _, heading = uri.partition("#")
+    crumbs = path.split("/")[:-1] + [document or path.rsplit("/", 1)[-1]] + (heading.split("/") if heading else [])
+    return " › ".join(crumbs)
+
+
+def _snippet(text: str, words: list[str]) -> str:
+    """A window of text around the first match, with matched words in «»."""
+    flat = " ".join(text.split())
+    lowered = flat.lower()
+    positions = [lowered.find(word) for word in words if word and lowered.find(word) >= 0]
+    start = max(0, min(positions) - SNIPPET) if positions else 0
+    window = flat[start : start + 2 * SNIPPET + 40]
+    if words:
+        pattern = re.compile("|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True)), re.IGNORECASE)
+        window = pattern.sub(lambda match: f"«{match.group(0)}»", window)
+    return ("…" if start else "") + window + ("…" if start + len(window) < len(flat) else "")
+
+
+def render(result: SearchResult) -> str:
+    scope = f" under {result.under}" if result.under else ""
+    lines = [f"{len(result.hits)} hits for {result.query!r}{scope}" + (f" (+ {', '.join(result.expand)})" if result.expand else "")]
+    for hit in result.hits:
+        lines += [f"{hit.score:>7.3f}  {hit.name}  [{hit.kind}]  {hit.uri}", f"         {hit.breadcrumb}", f"         {hit.snippet}"]
+    return "\n".join(lines)

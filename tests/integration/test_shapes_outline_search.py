@@ -1,0 +1,105 @@
+"""The outline and search shapes on a loaded library (real Neo4j, real full-text index)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from shapes.errors import ShapeError
+from shapes.outline import outline, render
+from shapes.search import search
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import assert_one_line_error, clean_env, run_cli
+from tests.integration.test_document_graph import make_sync, write
+from worker.documents.loader import load
+from worker.graph import schema
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> Path:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    root = tmp_path / "lib"
+    write(root, "manuals/engine.md", "# Engine\n## Ignition\nCoil test for P0301 misfire.\n## Fuel\nSee [bulletin](../bulletins/tsb-1.md#cause) and [gone](gone.md).\n")
+    write(root, "bulletins/tsb-1.md", "# TSB 1\n## Cause\nRough idle from a failed coil.\n")
+    for index in range(30):  # many strong matches outside the manuals subtree
+        write(root, f"recalls/r-{index:02d}.md", f"# Recall {index}\ncoil coil coil coil misfire misfire coil {index}\n")
+    write(root, "manuals/brakes.md", "# Brakes\nNo coil here, only one mention: coil.\n")
+    load(make_sync(neo4j_service, driver, lib=root), workers=1)
+    return root
+
+
+def test_outline_rows_in_tree_order_with_links_and_cut_counts(library: Path, driver: Driver) -> None:
+    shape = outline(driver, "neo4j", "lib/manuals", depth=1)
+    assert render(shape).splitlines() == [
+        "manuals/  [Folder]  lib/manuals",
+        "  Brakes  [Document]  lib/manuals/brakes  (+1 below)",
+        "  Engine  [Document]  lib/manuals/engine  (+1 below)",
+    ]
+    deep = render(outline(driver, "neo4j", "lib/manuals/engine", depth=3)).splitlines()
+    assert deep == [
+        "Engine  [Document]  lib/manuals/engine",
+        "  Engine  [Section]  lib/manuals/engine#engine",
+        "    Ignition  [Section]  lib/manuals/engine#engine/ignition",
+        "    Fuel  [Section]  lib/manuals/engine#engine/fuel",
+        "      → Cause  lib/bulletins/tsb-1#tsb-1/cause",
+        "      ✗ gone.md  (no document at lib/manuals/gone)",
+    ]
+    top = outline(driver, "neo4j", None, depth=1)
+    assert [(row.kind, row.uri) for row in top.rows] == [
+        ("Library", "lib"), ("Folder", "lib/bulletins"), ("Folder", "lib/manuals"), ("Folder", "lib/recalls"),
+    ]
+
+
+def test_outline_refuses_unknown_uris_and_bad_depths(library: Path, driver: Driver) -> None:
+    with pytest.raises(ShapeError, match="no library, folder, document or section has the URI"):
+        outline(driver, "neo4j", "lib/nowhere")
+    with pytest.raises(ShapeError, match="depth must be between"):
+        outline(driver, "neo4j", "lib", depth=-1)
+
+
+def test_scoped_search_returns_k_hits_where_rank_then_filter_would_not(library: Path, driver: Driver) -> None:
+    k = 2
+    global_top = [hit.uri for hit in search(driver, "neo4j", "coil", k=k).hits]
+    assert not any(uri.startswith("lib/manuals") for uri in global_top)  # the manuals rank below the recalls
+    scoped = search(driver, "neo4j", "coil", under="lib/manuals", k=k)
+    assert len(scoped.hits) == k and all(hit.uri.startswith("lib/manuals") for hit in scoped.hits)
+    assert {hit.kind for hit in search(driver, "neo4j", "coil", k=50).hits} <= {"Document", "Section"}
+
+
+def test_expansion_terms_are_or_ed_and_hits_carry_breadcrumbs_and_snippets(library: Path, driver: Driver) -> None:
+    plain = search(driver, "neo4j", "shudder", k=5)
+    assert plain.hits == []
+    expanded = search(driver, "neo4j", "shudder", k=5, expand=["rough idle"])
+    [hit] = expanded.hits
+    assert hit.uri == "lib/bulletins/tsb-1#tsb-1/cause"
+    assert hit.breadcrumb == "lib › bulletins › TSB 1 › tsb-1 › cause"
+    assert "«Rough» «idle»" in hit.snippet
+
+
+@pytest.mark.parametrize("query", ['coil AND (misfire', 'P0301: "unclosed', "title:coil~2 OR *", "a || b && !c ^ [x TO y]", "\\"])
+def test_lucene_syntax_in_user_text_is_escaped_never_an_error(library: Path, driver: Driver, query: str) -> None:
+    search(driver, "neo4j", query, k=3)
+
+
+def test_search_refuses_empty_and_huge_queries(library: Path, driver: Driver) -> None:
+    with pytest.raises(ShapeError, match="empty query"):
+        search(driver, "neo4j", "   ")
+    with pytest.raises(ShapeError, match="too long"):
+        search(driver, "neo4j", "coil " * 500)
+
+
+def test_cli_outline_and_search(library: Path, neo4j_service: Neo4jService, tmp_path: Path) -> None:
+    env = clean_env(LAKEGRAPH_STATE_DIR=str(tmp_path / "state"), **neo4j_service.env())
+    result = run_cli("search", "P0301", "--under", "lib/manuals", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert [hit["uri"] for hit in json.loads(result.stdout)["hits"]] == ["lib/manuals/engine#engine/ignition"]
+    text = run_cli("outline", "lib/bulletins", "--depth", "2", env=env).stdout
+    assert "TSB 1  [Document]  lib/bulletins/tsb-1" in text
+    assert_one_line_error(run_cli("outline", "lib/nowhere", env=env), "no library, folder, document or section")
