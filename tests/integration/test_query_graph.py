@@ -14,7 +14,7 @@ from tests.graph_dump import wipe
 from worker.graph import schema
 from worker.warehouse.audit_log import QueryEvent, parse_entry
 from worker.warehouse.catalog import ColumnInfo, ForeignKey, Snapshot, TableInfo
-from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.query_graph import SCHEMA_TTL, QueryGraph
 from worker.warehouse.writer import MetadataWriter
 
 pytestmark = pytest.mark.timeout(120)
@@ -120,3 +120,15 @@ def test_joins_command_lists_declared_and_learned_with_evidence(graph: Driver, n
     assert "1 executions, 1 queries, 1 users, last 2024-05-01T12:00:03.456789Z [declared]" in lines[3]
     data = json.loads(run_cli("joins", "--json", "--min-confidence", "0.99", env=env).stdout)
     assert data["learned"] == [] and len(data["declared"]) == 1
+
+
+def test_the_schema_is_read_again_only_after_its_time_to_live(graph: Driver) -> None:
+    now = [0.0]
+    queries = QueryGraph(graph, "neo4j", clock=lambda: now[0])
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    first = queries.schema()
+    assert "orders" in first.mapping["my-proj"]["shop"]
+    now[0] += SCHEMA_TTL - 1
+    assert queries.schema() is first
+    now[0] += 2
+    assert queries.schema() is not first

@@ -57,6 +57,15 @@ MERGE (parent)-[:{Rel.HAS}]->({node})
 """
 
 
+# Every document transaction first write-locks its library's node, so concurrent workers apply
+# changes to one library one at a time: a link re-resolved by one always sees what the other
+# committed (otherwise a move — delete here, create there — could strand a link as unresolved).
+LOCK_LIBRARIES = f"""
+UNWIND $names AS name
+MATCH (l:{Label.LIBRARY} {{uri: name}})
+SET l._lock = true
+REMOVE l._lock
+"""
 MERGE_LIBRARY = f"""
 UNWIND $rows AS r
 MERGE (l:{Label.LIBRARY} {{uri: r.uri}})
@@ -324,6 +333,7 @@ class DocumentWriter:
 
     def _write(self, tx: ManagedTransaction, documents: list[PreparedDocument], defer_links: bool) -> WriteReport:
         report = WriteReport()
+        self._lock_libraries(tx, {doc.library for doc in documents})
         stored = {row["uri"]: row for row in tx.run(STORED_HASHES, uris=[doc.uri for doc in documents])}
         changed = [doc for doc in documents if stored.get(doc.uri, {}).get("file_hash") != doc.file_hash]
         changed_uris = {doc.uri for doc in changed}
@@ -402,11 +412,15 @@ class DocumentWriter:
             report.absorb(resolve(tx, fresh_rows + recheck))
         return report
 
-    def _ensure_folders(self, tx: ManagedTransaction, records: list[PreparedDocument]) -> None:
-        libraries = sorted({record.library for record in records})
+    def _lock_libraries(self, tx: ManagedTransaction, names: set[str]) -> None:
+        """Create missing library nodes and write-lock them all, in name order (no deadlock)."""
+        ordered = sorted(names)
         tx.run(MERGE_LIBRARY, rows=[
-            {"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in libraries
+            {"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in ordered if name in self.roots
         ]).consume()
+        tx.run(LOCK_LIBRARIES, names=ordered).consume()
+
+    def _ensure_folders(self, tx: ManagedTransaction, records: list[PreparedDocument]) -> None:
         folders: dict[str, dict] = {}
         for record in records:
             relfolder = ""
@@ -425,6 +439,7 @@ class DocumentWriter:
         report = WriteReport()
         if not document_uris:
             return report
+        self._lock_libraries(tx, {uri.split("/", 1)[0] for uri in document_uris})
         inbound = [_row(record["row"]) for record in tx.run(TAKE_ALL_LINKS_INTO_DOCUMENTS, uris=document_uris)]
         doomed = tuple(f"{uri}#" for uri in document_uris)
         inbound = [row for row in inbound if row.source not in document_uris and not row.source.startswith(doomed)]

@@ -15,7 +15,9 @@ confidence in [0, 1]:
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,6 +28,7 @@ from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.joins import Extraction, SchemaIndex, fingerprint
 from worker.warehouse.query_log import Execution, absorb
 
+SCHEMA_TTL = 30.0
 SCHEMA_COLUMNS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
@@ -82,20 +85,28 @@ class QueryLogReport:
 
 
 class QueryGraph:
-    """Absorbs query events; keeps the resolved shapes in memory across batches."""
+    """Absorbs query events; keeps the resolved shapes, and the schema for a short while, in memory."""
 
-    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery") -> None:
+    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery", clock: Callable[[], float] = time.monotonic) -> None:
         self.driver = driver
         self.database = database
         self.dialect = dialect
         self.cache: dict[str, Extraction] = {}
+        self.clock = clock
+        self._schema: tuple[float, SchemaIndex] | None = None
 
     def schema(self) -> SchemaIndex:
+        """The graph's tables and columns as a sqlglot schema, re-read at most every SCHEMA_TTL seconds
+        (one task per message must not re-read the whole catalogue each time)."""
+        if self._schema is not None and self.clock() - self._schema[0] < SCHEMA_TTL:
+            return self._schema[1]
         mapping: dict = defaultdict(lambda: defaultdict(dict))
         for row in self.driver.execute_query(SCHEMA_COLUMNS, database_=self.database).records:
             mapping[row["database"]][row["schema"]].setdefault(row["table"], {})[row["column"]] = row["type"] or "STRING"
         only = next(iter(mapping)) if len(mapping) == 1 else None
-        return SchemaIndex({db: dict(schemas) for db, schemas in mapping.items()}, default_catalog=only)
+        index = SchemaIndex({db: dict(schemas) for db, schemas in mapping.items()}, default_catalog=only)
+        self._schema = (self.clock(), index)
+        return index
 
     def absorb(self, events: list[QueryEvent], now: datetime | None = None) -> QueryLogReport:
         with self.driver.session(database=self.database) as session:
