@@ -113,3 +113,4 @@ def test_config_command_prints_effective_settings_masked(tmp_path: Path) -> None
 def test_config_command_refuses_an_unknown_key_in_one_line(tmp_path: Path) -> None:
     result = run_cli("config", env=clean_env(LAKEGRAPH_NEO4J__URII="x"), cwd=tmp_path)
     assert_one_line_error(result, "LAKEGRAPH_NEO4J__URII")
+

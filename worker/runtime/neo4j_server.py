@@ -104,7 +104,7 @@ def password(home: Neo4jHome) -> str:
     if home.password_file.exists():
         return home.password_file.read_text().strip()
     home.root.mkdir(parents=True, exist_ok=True)
-    value = secrets.token_urlsafe(24)
+    value = secrets.token_hex(24)  # hex: never starts with "-", which the admin tool would take for an option
     fd = os.open(home.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(value)
