@@ -52,10 +52,11 @@ class Library:
     def path(self, relpath: str) -> Path:
         return self.root / relpath
 
-    def walk(self, on_loop: Callable[[Path], None]) -> Iterator[str]:
-        """Every document's relpath, following symlinks but never round a loop (reported to on_loop)."""
+    def walk(self, on_loop: Callable[[Path], None], under: str = "") -> Iterator[str]:
+        """Every document's relpath (below `under`, a relative folder), following symlinks but never
+        round a loop (reported to on_loop)."""
         seen: set[tuple[int, int]] = set()
-        for folder, dirs, files in os.walk(self.root, followlinks=True):
+        for folder, dirs, files in os.walk(self.root / under, followlinks=True):
             stat = os.stat(folder)
             key = (stat.st_dev, stat.st_ino)
             if key in seen:

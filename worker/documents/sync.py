@@ -94,13 +94,9 @@ class DocumentSync:
             self.writer.delete_under(folder)
             report.count("deleted")
             return report
-        present = {
-            relpath for relpath in library.walk(on_loop=self.loop_reporter(library))
-            if relpath.startswith(f"{relfolder}/") or not relfolder
-        }
-        for row in self.driver.execute_query(STORED_DOCUMENTS, database_=self.database).records:
-            if row["library"] == library.name and row["uri"].startswith(folder + "/") and row["relpath"] not in present:
-                present.add(row["relpath"])  # synced below: it is gone, so it is removed
+        # what is there now, and what the graph holds below the folder (gone ones are removed below)
+        present = set(library.walk(on_loop=self.loop_reporter(library), under=relfolder))
+        present.update(self.writer.relpaths_under(folder))
         for relpath in sorted(present):
             report.files += 1
             report.count(self.sync_path(library.name, relpath))

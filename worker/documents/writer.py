@@ -199,7 +199,7 @@ DETACH DELETE d
 """
 DOCUMENTS_UNDER = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.uri STARTS WITH $prefix
-RETURN d.uri AS uri
+RETURN d.uri AS uri, d.relpath AS relpath
 """
 PRUNE_FOLDERS = f"""
 UNWIND $uris AS uri
@@ -325,6 +325,11 @@ class DocumentWriter:
             report = session.execute_write(self._delete, found)
             session.execute_write(lambda tx: tx.run(PRUNE_FOLDERS, uris=[folder_uri]).consume())
             return report
+
+    def relpaths_under(self, folder_uri: str) -> list[str]:
+        """The stored relpaths of every document below a folder."""
+        with self._session() as session:
+            return [record["relpath"] for record in session.run(DOCUMENTS_UNDER, prefix=folder_uri + "/")]
 
     def stored_source(self, uri: str) -> tuple[str, str] | None:
         with self._session() as session:
