@@ -18,32 +18,44 @@ from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
 MAX_DEPTH = 20
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
+
+def _by_uri(node: str, uri: str) -> str:
+    """A subquery finding `node` by `uri` through the uniqueness index of each document label
+    (a label-less match on uri would scan every node)."""
+    branches = " UNION ".join(f"MATCH ({node}:{label} {{uri: {uri}}}) RETURN {node}" for label in DOCUMENT_LABELS)
+    return f"CALL ({uri.lstrip('$')}) {{ {branches} }}" if not uri.startswith("$") else f"CALL () {{ {branches} }}"
+
+
 ROOTS = f"MATCH (n:{Label.LIBRARY}) RETURN n.uri AS uri ORDER BY uri"
-FIND = f"""
-MATCH (n) WHERE n.uri = $uri AND any(label IN labels(n) WHERE label IN $labels)
-RETURN n.uri AS uri
-"""
-TREE = """
-MATCH (root) WHERE root.uri = $uri AND any(label IN labels(root) WHERE label IN $labels)
-MATCH path = (root)-[:{has}*0..{depth}]->(n)
+FIND = f"{_by_uri('n', '$uri')} RETURN n.uri AS uri"
+
+
+def _tree(depth: int) -> str:
+    """The subtree query; the depth is an int checked by the caller (Cypher cannot take it as a parameter)."""
+    return f"""
+{_by_uri('root', '$uri')}
+MATCH path = (root)-[:{Rel.HAS}*0..{depth}]->(n)
 RETURN n.uri AS uri, [label IN labels(n) WHERE label IN $labels][0] AS kind, n.name AS name,
        n.displayName AS display, coalesce(n.sort_pos, 0) AS sort_pos, length(path) AS depth,
        CASE WHEN length(path) = 0 THEN null ELSE nodes(path)[-2].uri END AS parent
 """
 CUT = f"""
 UNWIND $uris AS uri
-MATCH (n {{uri: uri}})-[:{Rel.HAS}]->(child)
+{_by_uri('n', 'uri')}
+MATCH (n)-[:{Rel.HAS}]->(child)
 RETURN uri, count(child) AS cut
 """
 LINKS = f"""
 UNWIND $uris AS uri
-MATCH (n {{uri: uri}})-[l:{Rel.LINKS_TO}]->(t)
+{_by_uri('n', 'uri')}
+MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
 RETURN uri, t.uri AS target, t.displayName AS display, l.anchor_found AS anchor_found, l.ordinal AS ordinal
 ORDER BY uri, ordinal
 """
 UNRESOLVED = f"""
 UNWIND $uris AS uri
-MATCH (n {{uri: uri}})-[:{Rel.HAS_UNRESOLVED}]->(u)
+{_by_uri('n', 'uri')}
+MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)
 RETURN uri, u.href AS href, u.reason AS reason, u.ordinal AS ordinal
 ORDER BY uri, ordinal
 """
@@ -74,11 +86,11 @@ def outline(driver: Driver, database: str, uri: str | None = None, depth: int = 
     if uri is None:
         roots = [row["uri"] for row in driver.execute_query(ROOTS, database_=database).records]
     else:
-        if not driver.execute_query(FIND, uri=uri, labels=labels, database_=database).records:
+        if not driver.execute_query(FIND, uri=uri, database_=database).records:
             raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
         roots = [uri]
     rows: list[OutlineRow] = []
-    query = TREE.format(has=Rel.HAS, depth=depth)
+    query = _tree(depth)
     for root in roots:
         nodes = [dict(row) for row in driver.execute_query(query, uri=root, labels=labels, database_=database).records]
         rows.extend(_rows(driver, database, nodes, depth))
