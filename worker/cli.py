@@ -16,7 +16,7 @@ from rich.table import Table
 
 from worker import doctor as doctor_module
 from worker.errors import LakegraphError
-from worker.graph import schema
+from worker.graph.setup import apply_schema
 from worker.graph.connection import connect
 from worker.runtime import neo4j_server
 from worker.settings import Settings, load_settings
@@ -92,7 +92,7 @@ def init(ctx: Context) -> None:
     """Create the graph's constraints and indexes (idempotent)."""
     driver, where = connect(ctx.settings)
     with driver:
-        report = schema.apply(driver, where.database)
+        report = apply_schema(ctx.settings, driver, where.database)
     for name in report.created:
         out.print(f"created  {name}")
     out.print(f"{len(report.created)} created, {len(report.existing)} already present on {where.uri}")
@@ -202,7 +202,7 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
         raise LakegraphError("no document library: pass ROOT arguments or set documents.libraries")
     driver, where = connect(settings)
     with driver:
-        schema.apply(driver, where.database)
+        apply_schema(settings, driver, where.database)
         sync = DocumentSync(settings, driver, where.database)
         columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, disable=as_json) as bars:
@@ -239,7 +239,7 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
 
     driver, where = connect(ctx.settings)
     with driver:
-        schema.apply(driver, where.database)
+        apply_schema(ctx.settings, driver, where.database)
         sync = WarehouseSync(ctx.settings, driver, where.database)
         reports = {}
         with err.status("reading the warehouse's information schema") as status:

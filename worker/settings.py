@@ -135,6 +135,12 @@ class DocumentsSettings(Section):
         return value
 
 
+class EmbeddingsSettings(Section):
+    provider: Literal["none", "bert"]
+    model_dir: Path | Literal[""]
+    batch_size: int = Field(gt=0, le=1024)
+
+
 class WorkerSettings(Section):
     concurrency: int = Field(ge=0)
 
@@ -154,6 +160,7 @@ class Settings(BaseSettings):
     warehouse: WarehouseSettings
     pubsub: PubsubSettings
     documents: DocumentsSettings
+    embeddings: EmbeddingsSettings
     worker: WorkerSettings
 
     # The user file in force; set on the subclass that load_settings builds, not a config key.

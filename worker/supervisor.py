@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worker.graph import schema
+from worker.graph.setup import apply_schema
 from worker.graph.connection import connect
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import die_with_parent, stop_pid, wait_until
@@ -68,7 +68,7 @@ class Stack:
             self.say(f"redis   embedded {running.url} (pid {running.pid})")
         driver, where = connect(self.settings)
         with driver:
-            report = schema.apply(driver, where.database)
+            report = apply_schema(self.settings, driver, where.database)
         self.say(f"schema  {len(report.created)} created, {len(report.existing)} already present")
 
     def spawn(self, child: Child) -> None:

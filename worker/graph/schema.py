@@ -55,6 +55,13 @@ METADATA_LABELS = (
 DOCUMENT_TEXT_INDEX = "document_text"
 TABLE_TEXT_INDEX = "table_text"
 BUSINESS_TERM_INDEX = "business_term_text"
+# Vector indexes, present only when an embedder is configured (their size is the model's).
+VECTOR_INDEXES = {
+    Label.TABLE: "table_embedding",
+    Label.COLUMN: "column_embedding",
+    Label.BUSINESS_TERM: "business_term_embedding",
+}
+EMBEDDING_PROPERTY = "embedding"
 
 
 @dataclass(frozen=True)
@@ -98,8 +105,20 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _fulltext(BUSINESS_TERM_INDEX, (Label.BUSINESS_TERM,), ("name", "description", "synonyms")),
 )
 
+
+
+def _vector(name: str, label: Label, dimensions: int) -> SchemaItem:
+    return SchemaItem(
+        name, "index",
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{EMBEDDING_PROPERTY}) "
+        f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dimensions}, `vector.similarity_function`: 'cosine'}}}}",
+    )
+
+
 EXISTING_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
 EXISTING_INDEXES = "SHOW INDEXES YIELD name RETURN name"
+VECTOR_SIZES = "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig['vector.dimensions'] AS dimensions"
+DROP_INDEX = "DROP INDEX {name} IF EXISTS"  # index names cannot be parameters; ours are constants
 AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 
 
@@ -109,17 +128,29 @@ class SchemaReport:
     existing: list[str]
 
 
-def apply(driver: Driver, database: str, await_seconds: int = 300) -> SchemaReport:
-    """Create every missing constraint and index, then wait until they are online."""
+def apply(driver: Driver, database: str, vector_dimensions: int | None = None, await_seconds: int = 300) -> SchemaReport:
+    """Create every missing constraint and index, then wait until they are online.
+
+    With `vector_dimensions` the vector indexes exist at that size (one of another size — the
+    model changed — is rebuilt); without, they are dropped, so no tool offers a vector search
+    nothing feeds.
+    """
+    sizes = {row["name"]: row["dimensions"] for row in driver.execute_query(VECTOR_SIZES, database_=database).records}
+    for name, size in sizes.items():
+        if name in VECTOR_INDEXES.values() and size != vector_dimensions:
+            driver.execute_query(DROP_INDEX.format(name=name), database_=database)
     present = {
         record["name"]
         for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES)
         for record in driver.execute_query(query, database_=database).records
     }
+    wanted = SCHEMA
+    if vector_dimensions:
+        wanted += tuple(_vector(name, label, vector_dimensions) for label, name in VECTOR_INDEXES.items())
     created = []
-    for item in SCHEMA:
+    for item in wanted:
         if item.name not in present:
             driver.execute_query(item.create, database_=database)
             created.append(item.name)
     driver.execute_query(AWAIT_INDEXES, seconds=await_seconds, database_=database)
-    return SchemaReport(created=created, existing=[item.name for item in SCHEMA if item.name in present])
+    return SchemaReport(created=created, existing=[item.name for item in wanted if item.name in present])

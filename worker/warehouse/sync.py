@@ -11,7 +11,9 @@ from worker import problems
 from worker.errors import LakegraphError
 from worker.settings import Settings
 from worker.warehouse import glossary
+from worker.embedding.factory import embedder
 from worker.warehouse.connectors import connector
+from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
 SOURCE = "warehouse"
@@ -25,14 +27,20 @@ class WarehouseSync:
         self.database = database
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
+        model = embedder(settings)
+        self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
     def sync_table(self, schema: str, table: str) -> MetadataReport:
         """One table re-read (created, altered or dropped: a dropped table's snapshot is empty)."""
-        return self.writer.apply(self.connector.snapshot(schema, table))
+        report = self.writer.apply(self.connector.snapshot(schema, table))
+        self.refresh_embeddings()
+        return report
 
     def sync_schema(self, schema: str) -> MetadataReport:
         """A whole schema re-read: the drift reconcile; tables no longer there are removed."""
-        return self.writer.apply(self.connector.snapshot(schema))
+        report = self.writer.apply(self.connector.snapshot(schema))
+        self.refresh_embeddings()
+        return report
 
     def sync_all(self) -> dict[str, dict]:
         """Every schema, then the glossary (its tags may name tables that just appeared)."""
@@ -41,6 +49,11 @@ class WarehouseSync:
         if found is not None:
             reports["glossary"] = asdict(found)
         return reports
+
+    def refresh_embeddings(self) -> None:
+        """Re-embed whatever text changed; a no-op without a configured embedder."""
+        if self.embeddings:
+            self.embeddings.refresh()
 
     def sync_glossary(self) -> glossary.GlossaryReport | None:
         """Make BusinessTerms and their tags match the glossary file; a bad file is recorded, not raised."""
@@ -56,6 +69,7 @@ class WarehouseSync:
             problems.record(self.driver, self.database, SOURCE, key, "skipped", str(err), SYNC_GLOSSARY, [])
             return None
         report = glossary.sync(self.driver, self.database, terms)
+        self.refresh_embeddings()
         if report.unresolved:
             reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
             problems.record(self.driver, self.database, SOURCE, key, "warning", f"tags matching no single table or column: {reason}", SYNC_GLOSSARY, [])

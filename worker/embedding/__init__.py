@@ -1,0 +1,1 @@
+"""Optional text embeddings for tables, columns and business terms (table context's vector arm)."""

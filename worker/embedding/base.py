@@ -1,0 +1,14 @@
+"""What every embedder offers: a name, a dimension, and unit vectors for a batch of texts."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One L2-normalised vector per text, in order."""
+        ...

@@ -1,0 +1,14 @@
+"""The schema as these settings want it: the fixed constraints and indexes, plus vector indexes
+sized to the configured embedder (none without one)."""
+
+from __future__ import annotations
+
+from neo4j import Driver
+
+from worker.embedding.factory import dimensions
+from worker.graph import schema
+from worker.settings import Settings
+
+
+def apply_schema(settings: Settings, driver: Driver, database: str) -> schema.SchemaReport:
+    return schema.apply(driver, database, vector_dimensions=dimensions(settings))
