@@ -6,55 +6,28 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from shapes.commands import COMMANDS as READ_COMMANDS
 from worker import doctor as doctor_module
+from worker.cli_support import Context, emit_json, err, out, pass_context
 from worker.errors import LakegraphError
-from worker.graph.setup import apply_schema
 from worker.graph.connection import connect
+from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
-from worker.settings import Settings, load_settings
-
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+from worker.settings import Settings
 
 # Commands of the design that later issues build; they say so instead of pretending to work.
 PLANNED: dict[str, tuple[int, str]] = {
     "demo": (7, "make the demo dataset if absent, then `up` on it"),
     "themes": (6, "Leiden themes of the link graph"),
     "theme-changes": (6, "the change log of theme runs"),
-    "tables": (5, "table context by hybrid retrieval"),
-    "join-path": (5, "the real join path between two tables"),
-    "coverage": (5, "terms no document mentions"),
-    "cypher": (5, "read-only Cypher"),
-    "sql": (5, "read-only, budgeted warehouse SQL"),
     "serve": (5, "MCP and HTTP servers"),
 }
-
-
-class Context:
-    def __init__(self, config_file: Path | None) -> None:
-        self.config_file = config_file
-        self._settings: Settings | None = None
-
-    @property
-    def settings(self) -> Settings:
-        if self._settings is None:
-            self._settings = load_settings(self.config_file)
-        return self._settings
-
-
-pass_context = click.make_pass_decorator(Context)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -483,44 +456,6 @@ def subscribe(ctx: Context) -> None:
     out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
 
 
-@cli.command("outline")
-@click.argument("uri", required=False)
-@click.option("--depth", default=1, show_default=True, help="Levels below the URI to show.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@pass_context
-def outline_command(ctx: Context, uri: str | None, depth: int, as_json: bool) -> None:
-    """Table of contents from the libraries, or from any URI, with each node's links."""
-    from shapes.outline import outline, render
-
-    driver, where = connect(ctx.settings)
-    with driver:
-        shape = outline(driver, where.database, uri, depth)
-    if as_json:
-        emit_json({"root": shape.root, "depth": shape.depth, "rows": [row.__dict__ for row in shape.rows]})
-    else:
-        out.print(render(shape), highlight=False, markup=False)
-
-
-@cli.command("search")
-@click.argument("query")
-@click.option("--under", help="Only hits at or below this URI.")
-@click.option("--expand", multiple=True, help="An expansion term OR-ed in (repeatable): --expand 'rough idle'.")
-@click.option("-k", "k", default=10, show_default=True, help="Hits to return.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@pass_context
-def search_command(ctx: Context, query: str, under: str | None, expand: tuple[str, ...], k: int, as_json: bool) -> None:
-    """Full-text search over documents and sections, scoped to a URI subtree."""
-    from shapes.search import render, search
-
-    driver, where = connect(ctx.settings)
-    with driver:
-        result = search(driver, where.database, query, under, k, list(expand))
-    if as_json:
-        emit_json({**result.__dict__, "hits": [hit.__dict__ for hit in result.hits]})
-    else:
-        out.print(render(result), highlight=False, markup=False)
-
-
 def _planned(name: str, issue: int, summary: str) -> click.Command:
     @click.command(name, help=f"{summary} (not built yet: issue #{issue}).", context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -532,6 +467,8 @@ def _planned(name: str, issue: int, summary: str) -> click.Command:
 
 for _name, (_issue, _summary) in PLANNED.items():
     cli.add_command(_planned(_name, _issue, _summary))
+for _command in READ_COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

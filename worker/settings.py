@@ -141,6 +141,21 @@ class EmbeddingsSettings(Section):
     batch_size: int = Field(gt=0, le=1024)
 
 
+class ShapesSettings(Section):
+    cypher_max_rows: int = Field(gt=0, le=100_000)
+    cypher_timeout: float = Field(gt=0)
+    sql_max_rows: int = Field(gt=0, le=1_000_000)
+    sql_timeout: float = Field(gt=0)
+    sql_max_bytes_billed: int = Field(gt=0)
+
+
+class ServeSettings(Section):
+    host: str
+    port: int = Field(ge=0, le=65535)
+    token: SecretStr
+    tools_refresh_interval: float = Field(gt=0)
+
+
 class WorkerSettings(Section):
     concurrency: int = Field(ge=0)
 
@@ -161,6 +176,8 @@ class Settings(BaseSettings):
     pubsub: PubsubSettings
     documents: DocumentsSettings
     embeddings: EmbeddingsSettings
+    shapes: ShapesSettings
+    serve: ServeSettings
     worker: WorkerSettings
 
     # The user file in force; set on the subclass that load_settings builds, not a config key.
@@ -211,6 +228,7 @@ class Settings(BaseSettings):
         data = self.model_dump(mode="python")
         data["neo4j"]["password"] = MASK if self.neo4j.password.get_secret_value() else ""
         data["redis"]["url"] = mask_url(self.redis.url.get_secret_value())
+        data["serve"]["token"] = MASK if self.serve.token.get_secret_value() else ""
         return _plain(data)
 
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worker.graph.setup import apply_schema
 from worker.graph.connection import connect
+from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import die_with_parent, stop_pid, wait_until
 from worker.settings import Settings

@@ -34,7 +34,7 @@ def event(name: str) -> QueryEvent:
 
 
 def shop(with_key: bool) -> Snapshot:
-    column = lambda name, position: ColumnInfo(name, "INT64", position, True)  # noqa: E731
+    column = lambda name, position: ColumnInfo(name, "INT64", position, True)
     orders = TableInfo("my-proj", "shop", "orders", "TABLE", columns=(column("id", 1), column("customer_id", 2), column("amount", 3)))
     customers = TableInfo("my-proj", "shop", "customers", "TABLE", columns=(column("id", 1), ColumnInfo("name", "STRING", 2, True)))
     keys = (ForeignKey("fk", "my-proj.shop.orders", ("customer_id",), "my-proj.shop.customers", ("id",)),) if with_key else ()

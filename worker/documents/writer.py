@@ -20,6 +20,7 @@ from worker.documents import uris
 from worker.documents.resolver import LinkRow, Resolution, resolve
 from worker.documents.source import DocumentRecord
 from worker.graph.content import content_hash
+from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 
 
@@ -415,6 +416,8 @@ class DocumentWriter:
             report.absorb(resolve(tx, recheck))
         else:
             report.absorb(resolve(tx, fresh_rows + recheck))
+        if report.written:
+            stamp(tx, "documents")
         return report
 
     def _lock_libraries(self, tx: ManagedTransaction, names: set[str]) -> None:
@@ -458,6 +461,7 @@ class DocumentWriter:
             tx.run(PRUNE_FOLDERS, uris=[folder]).consume()
         report.deleted = list(document_uris)
         report.absorb(resolve(tx, inbound))
+        stamp(tx, "documents")
         return report
 
 

@@ -69,8 +69,8 @@ class BertEmbedder:
         missing = [name for name in REQUIRED_FILES if not (folder / name).exists()]
         if missing:
             raise LakegraphError(f"embedding model folder {folder} lacks {', '.join(missing)}")
-        from safetensors.numpy import load_file  # noqa: PLC0415 — only when embeddings are configured
-        from tokenizers import Tokenizer  # noqa: PLC0415
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
 
         self.config = BertConfig.read(folder)
         self.weights = {key: value.astype(np.float32) for key, value in load_file(folder / "model.safetensors").items()}

@@ -29,6 +29,7 @@ class Label(StrEnum):
     THEME_RUN = "ThemeRun"
     UNRESOLVED_LINK = "UnresolvedLink"
     PROBLEM = "Problem"
+    SOURCE = "Source"
 
 
 class Rel(StrEnum):
@@ -49,7 +50,7 @@ class Rel(StrEnum):
 DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
 METADATA_LABELS = (
     Label.DATABASE, Label.SCHEMA, Label.TABLE, Label.COLUMN, Label.BUSINESS_TERM,
-    Label.QUERY, Label.QUERY_RUN, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM,
+    Label.QUERY, Label.QUERY_RUN, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM, Label.SOURCE,
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from worker.errors import LakegraphError
 from worker.graph.content import content_hash
+from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 
 
@@ -121,4 +122,5 @@ def _sync(tx: ManagedTransaction, terms: list[Term]) -> GlossaryReport:
     tx.run(TAG[Label.TABLE], rows=[row for row in tag_rows if row["node"] in tables]).consume()
     tx.run(TAG[Label.COLUMN], rows=[row for row in tag_rows if row["node"] not in tables]).consume()
     report.tagged = len(tag_rows)
+    stamp(tx, "glossary")
     return report

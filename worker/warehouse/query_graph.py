@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from neo4j import Driver, ManagedTransaction
 
+from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.joins import Extraction, SchemaIndex, fingerprint
@@ -125,6 +126,8 @@ class QueryGraph:
             {"id": event.job_id, "query": fingerprint(event.sql), "user": event.user, "at": event.at, "failed": event.failed}
             for event in fresh.values()
         ]).consume()
+        if fresh:
+            stamp(tx, "query-log", max(event.at for event in fresh.values()))
         counted = [event for event in fresh.values() if not event.failed]
         report.runs, report.failed = len(counted), len(fresh) - len(counted)
         if not counted:

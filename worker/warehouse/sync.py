@@ -8,10 +8,10 @@ from pathlib import Path
 from neo4j import Driver
 
 from worker import problems
+from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
 from worker.warehouse import glossary
-from worker.embedding.factory import embedder
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from neo4j import Driver, ManagedTransaction
 
 from worker.graph.content import content_hash
+from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 from worker.warehouse.catalog import Snapshot
 
@@ -122,5 +123,7 @@ class MetadataWriter:
         tx.run(CREATE_KEYS, rows=key_rows).consume()
         report.tables_written, report.tables_deleted = len(table_rows), len(gone_tables)
         report.columns_written, report.columns_deleted = len(column_rows), len(gone_columns)
+        if report.tables_written or report.tables_deleted or report.columns_written or report.columns_deleted:
+            stamp(tx, "warehouse")
         report.keys = len(key_rows)
         return report

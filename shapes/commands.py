@@ -1,0 +1,132 @@
+"""The read commands of `lakegraph`: each shape as text (default) or `--json`, and `serve`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import click
+
+from shapes.service import Answer, Shapes
+from worker.cli_support import Context, emit_json, out, pass_context
+from worker.errors import LakegraphError
+from worker.graph.connection import connect
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def answer(ctx: Context, as_json: bool, call: Callable[[Shapes], Answer]) -> None:
+    driver, where = connect(ctx.settings)
+    with driver:
+        result = call(Shapes(ctx.settings, driver, where.database))
+    if as_json:
+        emit_json(result.data())
+    else:
+        out.print(result.text(), highlight=False, markup=False)
+
+
+@click.command("outline")
+@click.argument("uri", required=False)
+@click.option("--depth", default=1, show_default=True, help="Levels below the URI to show.")
+@json_option
+@pass_context
+def outline_command(ctx: Context, uri: str | None, depth: int, as_json: bool) -> None:
+    """Table of contents from the libraries, or from any URI, with each node's links."""
+    answer(ctx, as_json, lambda shapes: shapes.outline(uri, depth))
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--under", help="Only hits at or below this URI.")
+@click.option("--expand", multiple=True, help="An expansion term OR-ed in (repeatable): --expand 'rough idle'.")
+@click.option("-k", "k", default=10, show_default=True, help="Hits to return.")
+@json_option
+@pass_context
+def search_command(ctx: Context, query: str, under: str | None, expand: tuple[str, ...], k: int, as_json: bool) -> None:
+    """Full-text search over documents and sections, scoped to a URI subtree."""
+    answer(ctx, as_json, lambda shapes: shapes.search(query, under, k, list(expand)))
+
+
+@click.command("coverage")
+@click.argument("terms", nargs=-1, required=True)
+@click.option("--under", help="Only count mentions at or below this URI.")
+@json_option
+@pass_context
+def coverage_command(ctx: Context, terms: tuple[str, ...], under: str | None, as_json: bool) -> None:
+    """Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are."""
+    if as_json:
+        driver, where = connect(ctx.settings)
+        with driver:
+            result = Shapes(ctx.settings, driver, where.database).coverage(list(terms), under)
+        data = result.data()
+        emit_json({"missing": data["missing"], "found": data["found"], "mentions": data["mentions"], "freshness": data["freshness"]})
+        return
+    answer(ctx, as_json, lambda shapes: shapes.coverage(list(terms), under))
+
+
+@click.command("tables")
+@click.argument("question")
+@click.option("-k", "k", default=5, show_default=True, help="Tables to return.")
+@json_option
+@pass_context
+def tables_command(ctx: Context, question: str, k: int, as_json: bool) -> None:
+    """Table context: the tables that answer a question, with columns, keys, joins and terms."""
+    answer(ctx, as_json, lambda shapes: shapes.tables(question, k))
+
+
+@click.command("join-path")
+@click.argument("table_a")
+@click.argument("table_b")
+@click.option("--max-hops", default=3, show_default=True, help="Longest chain of joins to consider.")
+@json_option
+@pass_context
+def join_path_command(ctx: Context, table_a: str, table_b: str, max_hops: int, as_json: bool) -> None:
+    """The real join path between two tables (declared keys first), with the ON clauses to write."""
+    answer(ctx, as_json, lambda shapes: shapes.join_path(table_a, table_b, max_hops))
+
+
+@click.command("schema")
+@json_option
+@pass_context
+def schema_command(ctx: Context, as_json: bool) -> None:
+    """The graph's labels, relationship types, properties and indexes."""
+    answer(ctx, as_json, lambda shapes: shapes.schema())
+
+
+@click.command("cypher")
+@click.argument("query")
+@click.option("--params", default="{}", help="Query parameters as a JSON object.")
+@json_option
+@pass_context
+def cypher_command(ctx: Context, query: str, params: str, as_json: bool) -> None:
+    """Read-only Cypher, in a read transaction with a time limit and a row cap."""
+    try:
+        parameters = json.loads(params)
+    except ValueError as error:
+        raise LakegraphError(f"--params is not JSON: {error}") from None
+    if not isinstance(parameters, dict):
+        raise LakegraphError("--params must be a JSON object")
+    answer(ctx, as_json, lambda shapes: shapes.cypher(query, parameters))
+
+
+@click.command("sql")
+@click.argument("query")
+@json_option
+@pass_context
+def sql_command(ctx: Context, query: str, as_json: bool) -> None:
+    """Read-only warehouse SQL within a row, time and (BigQuery) byte budget."""
+    answer(ctx, as_json, lambda shapes: shapes.run_sql(query))
+
+
+@click.command("freshness")
+@json_option
+@pass_context
+def freshness_command(ctx: Context, as_json: bool) -> None:
+    """When the graph last applied a change from each source, and what is still queued."""
+    answer(ctx, as_json, lambda shapes: shapes.freshness())
+
+
+COMMANDS = (
+    outline_command, search_command, coverage_command, tables_command, join_path_command,
+    schema_command, cypher_command, sql_command, freshness_command,
+)

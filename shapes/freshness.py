@@ -1,0 +1,108 @@
+"""How fresh every answer is: per source, when the graph last applied a change, the newest event
+it has applied, and how many events wait in the queue (behind the graph, not yet applied)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from neo4j import Driver
+from redis.exceptions import RedisError
+
+from worker.errors import EngineUnavailable
+from worker.graph.schema import Label
+from worker.runtime import redis_server
+from worker.settings import Settings
+
+READ_SOURCES = f"""
+MATCH (s:{Label.SOURCE})
+RETURN s.id AS source, toString(s.applied_at) AS applied_at, toString(s.event_at) AS event_at,
+       duration.inSeconds(s.applied_at, datetime()).seconds AS age, s.changes AS changes
+ORDER BY source
+"""
+QUEUE = "celery"  # Celery's default queue: every lakegraph task goes there
+QUEUE_SAMPLE = 5000
+TASK_SOURCES = {
+    "lakegraph.sync_document": "documents", "lakegraph.sync_folder": "documents", "lakegraph.reconcile_documents": "documents",
+    "lakegraph.sync_table": "warehouse", "lakegraph.sync_warehouse": "warehouse",
+    "lakegraph.sync_glossary": "glossary",
+    "lakegraph.absorb_queries": "query-log", "lakegraph.poll_jobs": "query-log", "lakegraph.ingest_audit_file": "query-log",
+}
+
+
+@dataclass(frozen=True)
+class SourceFreshness:
+    source: str
+    applied_at: str | None  # when the graph last applied a change from this source
+    event_at: str | None  # source-side time of the newest event applied
+    age_seconds: int | None
+    changes: int
+    queued: int | None  # events waiting to be applied (None: the queue could not be read)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    as_of: str
+    sources: list[SourceFreshness] = field(default_factory=list)
+
+
+class FreshnessProbe:
+    """Reads the Source stamps from the graph and the backlog from the Celery broker."""
+
+    def __init__(self, driver: Driver, database: str, settings: Settings) -> None:
+        self.driver = driver
+        self.database = database
+        self.settings = settings
+
+    def __call__(self) -> Freshness:
+        queued = self.backlog()
+        stamps = {row["source"]: row for row in self.driver.execute_query(READ_SOURCES, database_=self.database).records}
+        names = sorted(set(stamps) | set(queued or {}))
+        sources = [
+            SourceFreshness(
+                source=name,
+                applied_at=stamps[name]["applied_at"] if name in stamps else None,
+                event_at=stamps[name]["event_at"] if name in stamps else None,
+                age_seconds=stamps[name]["age"] if name in stamps else None,
+                changes=stamps[name]["changes"] if name in stamps else 0,
+                queued=None if queued is None else queued.get(name, 0),
+            )
+            for name in names
+        ]
+        return Freshness(datetime.now(UTC).isoformat(timespec="seconds"), sources)
+
+    def backlog(self) -> dict[str, int] | None:
+        """Queued tasks per source, from the broker's list (a bounded sample); None if unreachable."""
+        try:
+            client = redis_server.client(redis_server.broker_url(self.settings), timeout=0.5)
+            messages = client.lrange(QUEUE, 0, QUEUE_SAMPLE - 1)
+        except (EngineUnavailable, RedisError, OSError):
+            return None  # an unreachable broker makes the backlog unknown, never the shape fail
+        counts: Counter[str] = Counter()
+        for raw in messages:
+            try:
+                task = json.loads(raw)["headers"]["task"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            counts[TASK_SOURCES.get(task, "other")] += 1
+        return dict(counts)
+
+
+def render(freshness: Freshness) -> str:
+    if not freshness.sources:
+        return "freshness: nothing applied yet"
+    parts = []
+    for source in freshness.sources:
+        age = "never" if source.age_seconds is None else f"{_span(source.age_seconds)} ago"
+        queued = "" if source.queued is None else f", {source.queued} queued" if source.queued else ", none queued"
+        parts.append(f"{source.source} {age}{queued}")
+    return "freshness: " + " · ".join(parts)
+
+
+def _span(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"

@@ -1,0 +1,148 @@
+"""run_sql: read-only warehouse SQL within a row, time and byte budget.
+
+Every engine first gets the statement through sqlglot in its dialect: exactly one statement, and
+a query (SELECT, WITH … SELECT, set operations) — never DML, DDL, scripts or commands.
+BigQuery then dry-runs it (statement type SELECT, bytes under the cap), runs it with
+`maximum_bytes_billed` set, and cancels the job when the client-side time limit passes. DuckDB
+opens the file read-only with external access off (no read_csv of local files, no extensions,
+no ATTACH) and interrupts the query at the time limit.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from shapes.errors import ShapeError
+from shapes.tabular import render_rows
+from worker.settings import Settings
+
+MAX_SQL = 100_000
+
+
+@dataclass(frozen=True)
+class SqlResult:
+    sql: str
+    engine: str
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+    truncated: bool = False
+    bytes_processed: int | None = None
+    milliseconds: float = 0.0
+
+
+def check_query(sql: str, dialect: str) -> None:
+    """Refuse anything but one read-only query statement."""
+    if not sql.strip():
+        raise ShapeError("empty SQL")
+    if len(sql) > MAX_SQL:
+        raise ShapeError(f"SQL too long (at most {MAX_SQL} characters)")
+    try:
+        statements = [statement for statement in sqlglot.parse(sql, read=dialect) if statement is not None]
+    except ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        raise ShapeError(f"SQL does not parse ({dialect}): {first.get('description', str(err).splitlines()[0])}") from None
+    if len(statements) != 1:
+        raise ShapeError(f"refused: one statement at a time, got {len(statements)}")
+    statement = statements[0]
+    if not isinstance(statement, exp.Query):
+        raise ShapeError(f"refused: read-only queries only (SELECT), not {statement.key.upper()}")
+    writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Command, exp.Into)
+    found = next((node for node in statement.walk() if isinstance(node, writes)), None)
+    if found is not None:
+        raise ShapeError(f"refused: read-only queries only ({found.key.upper()} inside the query)")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+class SqlRunner:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.budget = settings.shapes
+
+    def __call__(self, sql: str) -> SqlResult:
+        engine = self.settings.warehouse.engine
+        check_query(sql, "bigquery" if engine == "bigquery" else "duckdb")
+        began = perf_counter()
+        result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql, self.settings.duckdb_file)
+        return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
+
+    def _duckdb(self, sql: str, path: Path) -> SqlResult:
+        if not path.exists():
+            raise ShapeError(f"no DuckDB warehouse at {path}")
+        try:
+            con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False, "autoload_known_extensions": False, "autoinstall_known_extensions": False})
+        except duckdb.Error as err:
+            raise ShapeError(f"cannot open the warehouse read-only: {err}") from None
+        timer = threading.Timer(self.budget.sql_timeout, con.interrupt)
+        timer.start()
+        try:
+            cursor = con.execute(sql)
+            rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
+            columns = [column[0] for column in cursor.description or []]
+        except duckdb.InterruptException:
+            raise ShapeError(f"time limit reached: the query ran past {self.budget.sql_timeout:g} s and was interrupted") from None
+        except duckdb.Error as err:
+            raise ShapeError(str(err).splitlines()[0]) from None
+        finally:
+            timer.cancel()
+            con.close()
+        truncated = len(rows) > self.budget.sql_max_rows
+        return SqlResult(sql, "duckdb", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)
+
+    def _bigquery(self, sql: str) -> SqlResult:
+        from google.api_core.exceptions import GoogleAPIError
+        from google.cloud import bigquery
+
+        from worker.google_clients import bigquery_client
+
+        client = bigquery_client(self.settings)
+        cap = self.budget.sql_max_bytes_billed
+        try:
+            dry = client.query(sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False))
+            if dry.statement_type and dry.statement_type != "SELECT":
+                raise ShapeError(f"refused: read-only queries only, BigQuery calls this {dry.statement_type}")
+            scanned = dry.total_bytes_processed or 0
+            if scanned > cap:
+                raise ShapeError(f"refused: the query would process {scanned:,} bytes, over the {cap:,}-byte budget")
+            job = client.query(sql, job_config=bigquery.QueryJobConfig(maximum_bytes_billed=cap), timeout=self.budget.sql_timeout)
+            try:
+                rows = list(job.result(timeout=self.budget.sql_timeout, max_results=self.budget.sql_max_rows + 1))
+            except concurrent.futures.TimeoutError:
+                client.cancel_job(job.job_id, location=job.location)
+                raise ShapeError(f"time limit reached: job {job.job_id} ran past {self.budget.sql_timeout:g} s and was cancelled") from None
+        except GoogleAPIError as err:
+            raise ShapeError(f"BigQuery refused the query: {getattr(err, 'message', str(err)).splitlines()[0]}") from None
+        columns = [field.name for field in job.schema or []] if rows or job.schema else []
+        truncated = len(rows) > self.budget.sql_max_rows
+        body = [[_plain(value) for value in row.values()] for row in rows[: self.budget.sql_max_rows]]
+        return SqlResult(sql, "bigquery", columns, body, truncated, bytes_processed=scanned)
+
+
+def render(result: SqlResult) -> str:
+    table = render_rows(result.columns, result.rows, result.truncated, result.milliseconds)
+    scanned = f", {result.bytes_processed:,} bytes processed" if result.bytes_processed is not None else ""
+    return f"{table}\n({result.engine}{scanned})"

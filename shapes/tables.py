@@ -1,0 +1,185 @@
+"""The table context shape: which tables answer a question, with what an agent needs to query them.
+
+Hybrid retrieval, fused by reciprocal rank (RRF, k=60): full-text over business terms (a table
+is found through a term tagged on it or on one of its columns, even when its own name shares no
+word with the question), full-text over table names and descriptions, and — when an embedder is
+configured — vector search over table and term embeddings. Each returned table carries its
+columns, keys, declared and learned join partners, and tagged terms.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from neo4j import Driver
+
+from shapes.errors import ShapeError
+from shapes.search import escape
+from worker.embedding.base import Embedder
+from worker.graph.schema import (
+    BUSINESS_TERM_INDEX,
+    TABLE_TEXT_INDEX,
+    VECTOR_INDEXES,
+    Label,
+    Rel,
+)
+
+RRF_K = 60
+CANDIDATES = 20
+MAX_K = 50
+MAX_QUESTION = 1000
+
+BY_TERM = f"""
+CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $limit}}) YIELD node AS term, score
+MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
+OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
+WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
+RETURN table.id AS id, score, via ORDER BY score DESC, id
+"""
+BY_TABLE_TEXT = f"""
+CALL db.index.fulltext.queryNodes('{TABLE_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node, score
+RETURN node.id AS id, score ORDER BY score DESC, id
+"""
+BY_TABLE_VECTOR = f"""
+CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.TABLE]}', $limit, $vector) YIELD node, score
+RETURN node.id AS id, score ORDER BY score DESC, id
+"""
+BY_TERM_VECTOR = f"""
+CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.BUSINESS_TERM]}', $limit, $vector) YIELD node AS term, score
+MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
+OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
+WITH coalesce(owner, n) AS table, max(score) AS score
+RETURN table.id AS id, score ORDER BY score DESC, id
+"""
+VECTOR_INDEX_ONLINE = "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN count(*) AS n"
+DETAILS = f"""
+UNWIND $ids AS id
+MATCH (t:{Label.TABLE} {{id: id}})
+CALL (t) {{
+  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+  OPTIONAL MATCH (c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM})
+  WITH c, collect(ct.name) AS terms ORDER BY c.position
+  RETURN collect(CASE WHEN c IS NULL THEN null ELSE {{
+    name: c.name, type: c.data_type, nullable: c.nullable, primary_key: c.primary_key,
+    description: c.description, terms: terms}} END) AS columns
+}}
+CALL (t) {{
+  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[k:{Rel.REFERENCES}]-(o:{Label.COLUMN})
+  RETURN collect(DISTINCT {{
+    column: c.name, other: o.id, direction: CASE WHEN startNode(k) = c THEN 'out' ELSE 'in' END,
+    constraint: k.constraint}}) AS declared
+}}
+CALL (t) {{
+  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[j:{Rel.JOINS_WITH}]-(o:{Label.COLUMN})
+  WITH c, o, j ORDER BY j.confidence DESC LIMIT $partners
+  RETURN collect(CASE WHEN j IS NULL THEN null ELSE {{
+    column: c.name, other: o.id, confidence: j.confidence, executions: j.executions,
+    queries: j.distinct_queries, declared: j.declared}} END) AS learned
+}}
+OPTIONAL MATCH (t)-[:{Rel.TAGGED_WITH}]->(tt:{Label.BUSINESS_TERM})
+RETURN t.id AS id, t.name AS name, t.kind AS kind, t.description AS description, columns,
+       [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
+"""
+
+
+@dataclass(frozen=True)
+class TableContext:
+    id: str
+    name: str
+    kind: str
+    description: str | None
+    score: float
+    found_by: list[str]  # which retrieval arms ranked it: term, text, vector
+    via_terms: list[str]
+    terms: list[str]
+    columns: list[dict]
+    declared_joins: list[dict]
+    learned_joins: list[dict]
+
+
+@dataclass(frozen=True)
+class TablesResult:
+    question: str
+    arms: list[str]  # the arms that ran
+    tables: list[TableContext] = field(default_factory=list)
+
+
+class TableContextShape:
+    def __init__(self, driver: Driver, database: str, embedder: Embedder | None = None) -> None:
+        self.driver = driver
+        self.database = database
+        self.embedder = embedder
+
+    def vectors_available(self) -> bool:
+        if self.embedder is None:
+            return False
+        rows = self.driver.execute_query(VECTOR_INDEX_ONLINE, name=VECTOR_INDEXES[Label.TABLE], database_=self.database).records
+        return rows[0]["n"] == 1
+
+    def __call__(self, question: str, k: int = 5, partners: int = 8) -> TablesResult:
+        if not question.strip():
+            raise ShapeError("empty question: say what data you are looking for")
+        if len(question) > MAX_QUESTION:
+            raise ShapeError(f"question too long (at most {MAX_QUESTION} characters)")
+        if not 1 <= k <= MAX_K:
+            raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
+        lucene = " OR ".join(escape(word) for word in question.split())
+        rankings: dict[str, list[str]] = {}
+        via: dict[str, list[str]] = {}
+        term_rows = self._run(BY_TERM, lucene=lucene, limit=CANDIDATES)
+        rankings["term"] = [row["id"] for row in term_rows]
+        via = {row["id"]: row["via"] for row in term_rows}
+        rankings["text"] = [row["id"] for row in self._run(BY_TABLE_TEXT, lucene=lucene, limit=CANDIDATES)]
+        if self.vectors_available():
+            assert self.embedder is not None
+            vector = self.embedder.embed([question])[0]
+            rankings["vector"] = [row["id"] for row in self._run(BY_TABLE_VECTOR, vector=vector, limit=CANDIDATES)]
+            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=CANDIDATES)]
+        fused: dict[str, float] = defaultdict(float)
+        arms: dict[str, list[str]] = defaultdict(list)
+        for arm, ids in rankings.items():
+            for rank, table_id in enumerate(dict.fromkeys(ids)):
+                fused[table_id] += 1.0 / (RRF_K + rank + 1)
+                arms[table_id].append(arm)
+        best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
+        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners)}
+        tables = [
+            TableContext(
+                id=table_id, name=row["name"], kind=row["kind"], description=row["description"],
+                score=round(fused[table_id], 5), found_by=arms[table_id], via_terms=via.get(table_id, []),
+                terms=sorted(row["terms"]), columns=row["columns"], declared_joins=row["declared"], learned_joins=row["learned"],
+            )
+            for table_id in best
+            if (row := details.get(table_id)) is not None
+        ]
+        return TablesResult(question, list(rankings), tables)
+
+    def _run(self, query: str, **params: object) -> list:
+        return self.driver.execute_query(query, params, database_=self.database).records
+
+
+def render(result: TablesResult) -> str:
+    lines = [f"{len(result.tables)} tables for {result.question!r} (fused by rank from: {', '.join(result.arms)})"]
+    for table in result.tables:
+        found = ", ".join(table.found_by) + (f"; via term {', '.join(table.via_terms)}" if table.via_terms else "")
+        lines.append(f"\n{table.id}  [{table.kind.lower()}]  score {table.score:.4f}  (found by {found})")
+        if table.description:
+            lines.append(f"  {table.description}")
+        if table.terms:
+            lines.append(f"  terms: {', '.join(table.terms)}")
+        for column in table.columns:
+            flags = [flag for flag, on in (("PK", column["primary_key"]), ("not null", column["nullable"] is False)) if on]
+            extra = f"  ({', '.join(flags)})" if flags else ""
+            note = f"  — {column['description']}" if column["description"] else ""
+            terms = f"  [{', '.join(column['terms'])}]" if column["terms"] else ""
+            lines.append(f"  {column['name']:<24} {column['type'] or '?':<12}{extra}{note}{terms}")
+        for join in table.declared_joins:
+            arrow = "→" if join["direction"] == "out" else "←"
+            lines.append(f"  key  {join['column']} {arrow} {join['other']}  ({join['constraint']})")
+        for join in table.learned_joins:
+            lines.append(
+                f"  join {join['column']} = {join['other']}  confidence {join['confidence']:.2f}, "
+                f"{join['executions']} executions in {join['queries']} queries" + (" [declared]" if join["declared"] else "")
+            )
+    return "\n".join(lines)

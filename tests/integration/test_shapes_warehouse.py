@@ -1,0 +1,201 @@
+"""Table context, join path, coverage, schema, read-only Cypher and SQL, and freshness, on a real
+graph built through the write paths (tests/lakehouse.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from shapes.errors import ShapeError
+from shapes.service import Shapes
+from tests import lakehouse
+from tests.conftest import Neo4jService
+from tests.graph_dump import dump
+from tests.helpers import assert_one_line_error, clean_env, run_cli
+
+pytestmark = pytest.mark.timeout(180)
+COUNTS = "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS edges"
+
+
+@pytest.fixture(scope="module")
+def house(neo4j_service: Neo4jService, driver: Driver, tmp_path_factory: pytest.TempPathFactory) -> lakehouse.Lakehouse:
+    return lakehouse.build(neo4j_service.settings, driver, tmp_path_factory.mktemp("lakehouse"))
+
+
+@pytest.fixture
+def shapes(house: lakehouse.Lakehouse, driver: Driver) -> Shapes:
+    return Shapes(house.settings, driver, "neo4j")
+
+
+def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
+    answer = shapes.tables("repeat repair rate")
+    [first, *_] = answer.result.tables
+    assert first.id == "warehouse.service.work_orders"
+    assert "term" in first.found_by and first.via_terms == ["Comeback ratio"]
+    assert "repeat" not in first.name and "repair" not in first.id  # found by the term, not its own name
+    columns = {column["name"]: column for column in first.columns}
+    assert columns["id"]["primary_key"] is True and columns["is_comeback"]["terms"] == ["Comeback ratio"]
+    assert {(join["column"], join["other"]) for join in first.declared_joins} >= {
+        ("vin", "warehouse.service.vehicles.vin"), ("id", "warehouse.service.work_order_parts.work_order_id"),
+    }
+    learned = {(join["column"], join["other"]) for join in first.learned_joins}
+    assert ("fault_code", "warehouse.service.fault_codes.code") in learned
+    assert "Comeback ratio" in answer.text() and "freshness:" in answer.text()
+
+
+def test_table_text_arm_finds_tables_by_description(shapes: Shapes) -> None:
+    ids = [table.id for table in shapes.tables("diagnostic trouble code", k=3).result.tables]
+    assert ids[0] == "warehouse.service.fault_codes"
+
+
+def test_join_paths_prefer_declared_keys_and_give_on_clauses(shapes: Shapes) -> None:
+    path = shapes.join_path("vehicles", "parts").result
+    assert path.found and [hop.kind for hop in path.hops] == ["declared", "declared", "declared"]
+    assert [hop.on for hop in path.hops] == [
+        "vehicles.vin = work_orders.vin",
+        "work_orders.id = work_order_parts.work_order_id",
+        "work_order_parts.part_no = parts.part_no AND work_order_parts.revision = parts.revision",
+    ]
+    assert "JOIN `warehouse.service.parts` AS parts ON" in path.sql
+
+
+def test_learned_joins_fill_in_where_no_key_is_declared(shapes: Shapes) -> None:
+    path = shapes.join_path("service.fault_codes", "service.vehicles").result
+    assert [hop.kind for hop in path.hops] == ["learned", "declared"]
+    first = path.hops[0]
+    assert first.on == "fault_codes.code = work_orders.fault_code"
+    assert first.evidence["executions"] == 2 and first.evidence["queries"] == 2 and first.evidence["users"] == 2
+
+
+def test_join_path_says_clearly_when_there_is_none(shapes: Shapes) -> None:
+    path = shapes.join_path("technicians", "vehicles").result
+    assert not path.found and "no chain" in path.reason
+    with pytest.raises(ShapeError, match="no table named 'nowhere'"):
+        shapes.join_path("nowhere", "vehicles")
+    with pytest.raises(ShapeError, match="max hops"):
+        shapes.join_path("parts", "vehicles", max_hops=0)
+
+
+def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -> None:
+    result = shapes.coverage(["P0301", "U0140", "P0420", "12345-AB", "12345", "P030"]).result
+    assert result.missing == ["P0420", "P030"]  # P030 is a prefix of P0301, not a token
+    assert result.found["U0140"] == ["shop/manuals/network#network/bcm"]
+    assert "shop/bulletins/tsb-7#tsb-7/cause" in result.found["12345-AB"]
+    assert "12345" in result.found  # the token sequence 12345 appears (as the first half of 12345-AB)
+
+
+def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
+    schema = shapes.schema().result
+    assert schema.labels["Table"] == 6 and schema.relationship_types["REFERENCES"] == 4
+    assert any(prop.startswith("confidence") for prop in schema.relationship_properties["JOINS_WITH"])
+    assert {"document_text", "table_text", "business_term_text"} <= {index["name"] for index in schema.indexes}
+
+
+def test_read_only_cypher_answers_with_a_row_cap(shapes: Shapes, house: lakehouse.Lakehouse, driver: Driver) -> None:
+    capped = Shapes(house.settings.with_section("shapes", cypher_max_rows=2), driver, "neo4j")
+    result = capped.cypher("MATCH (t:Table) RETURN t.name AS name ORDER BY name").result
+    assert result.columns == ["name"] and result.rows == [["fault_codes"], ["parts"]] and result.truncated
+    nodes = shapes.cypher("MATCH (t:Table {name: $name}) RETURN t", {"name": "parts"}).result.rows
+    assert nodes[0][0]["labels"] == ["Table"] and nodes[0][0]["name"] == "parts"
+
+
+WRITE_ATTEMPTS = [
+    "CREATE (n:Evil) RETURN n",
+    "MATCH (t:Table) SET t.name = 'x' RETURN t",
+    "MATCH (t:Table) DETACH DELETE t",
+    "MERGE (n:Evil {id: 1}) RETURN n",
+    "MATCH (t:Table) REMOVE t.name RETURN t",
+    "CALL db.createLabel('Evil')",
+    "CALL dbms.components()",
+    "CALL gds.graph.project('g', 'Table', '*')",
+    "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line",
+    "CREATE INDEX evil FOR (n:Table) ON (n.evil)",
+    "DROP INDEX table_text",
+    "SHOW USERS",
+    "CREATE USER evil SET PASSWORD 'evilevil1'",
+    "MATCH (n) RETURN n; MATCH (m) DETACH DELETE m",
+    "MATCH (n) CALL (n) { SET n.evil = 1 } RETURN count(*)",
+    "USE system SHOW DATABASES",
+    "",
+]
+
+
+@pytest.mark.parametrize("query", WRITE_ATTEMPTS)
+def test_every_write_attempt_is_refused_and_the_graph_is_unchanged(shapes: Shapes, driver: Driver, query: str) -> None:
+    before = dump(driver), driver.execute_query(COUNTS).records[0].values()
+    with pytest.raises(ShapeError) as refused:
+        shapes.cypher(query)
+    assert "\n" not in str(refused.value)
+    assert (dump(driver), driver.execute_query(COUNTS).records[0].values()) == before
+
+
+def test_cypher_time_limit_is_a_clear_error(house: lakehouse.Lakehouse, driver: Driver) -> None:
+    slow = Shapes(house.settings.with_section("shapes", cypher_timeout=0.5), driver, "neo4j")
+    with pytest.raises(ShapeError, match="time limit"):
+        slow.cypher("UNWIND range(1, 100000000) AS x WITH x WHERE x % 7 = 0 RETURN count(*)")
+
+
+def test_read_only_sql_on_duckdb(shapes: Shapes) -> None:
+    result = shapes.run_sql("SELECT vin, count(*) AS visits FROM service.work_orders GROUP BY vin ORDER BY vin").result
+    assert result.engine == "duckdb" and result.columns == ["vin", "visits"]
+    assert result.rows == [["VIN1", 2], ["VIN2", 1], ["VIN3", 1]]
+
+
+SQL_ATTEMPTS = [
+    ("DELETE FROM service.work_orders", "read-only"),
+    ("UPDATE service.parts SET name = 'x'", "read-only"),
+    ("INSERT INTO service.parts VALUES ('x', 1, 'y')", "read-only"),
+    ("DROP TABLE service.parts", "read-only"),
+    ("CREATE TABLE service.evil AS SELECT 1", "read-only"),
+    ("SELECT 1; DROP TABLE service.parts", "one statement"),
+    ("ATTACH '/tmp/evil.duckdb' AS evil", ""),
+    ("COPY service.parts TO '/tmp/parts.csv'", ""),
+    ("SELECT * FROM read_csv('/etc/passwd')", ""),
+    ("INSTALL httpfs", ""),
+    ("PRAGMA database_list", ""),
+    ("SELECT * FROM", "does not parse"),
+]
+
+
+@pytest.mark.parametrize(("sql", "why"), SQL_ATTEMPTS)
+def test_sql_writes_scripts_and_file_access_are_refused(shapes: Shapes, house: lakehouse.Lakehouse, sql: str, why: str) -> None:
+    before = shapes.run_sql("SELECT count(*) FROM service.parts").result.rows
+    with pytest.raises(ShapeError, match=why):
+        shapes.run_sql(sql)
+    assert shapes.run_sql("SELECT count(*) FROM service.parts").result.rows == before
+    assert not Path("/tmp/parts.csv").exists() or Path("/tmp/parts.csv").stat().st_mtime < house.warehouse.stat().st_mtime
+
+
+def test_sql_row_cap(house: lakehouse.Lakehouse, driver: Driver) -> None:
+    capped = Shapes(house.settings.with_section("shapes", sql_max_rows=2), driver, "neo4j")
+    result = capped.run_sql("SELECT * FROM range(10)").result
+    assert len(result.rows) == 2 and result.truncated
+
+
+def test_freshness_names_each_source(shapes: Shapes) -> None:
+    sources = {source.source: source for source in shapes.freshness().result.sources}
+    assert set(sources) == {"documents", "glossary", "query-log", "warehouse"}
+    assert sources["query-log"].event_at.startswith("2026-11-01T10:00")
+    assert all(source.age_seconds is not None and source.age_seconds < 600 for source in sources.values())
+
+
+def test_available_shapes_follow_what_exists(shapes: Shapes) -> None:
+    assert shapes.available() == {"outline", "search", "coverage", "tables", "join_path", "run_sql", "schema", "cypher", "freshness"}
+
+
+def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path: Path) -> None:
+    env = clean_env(**neo4j_service.env(), LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse), LAKEGRAPH_STATE_DIR=str(tmp_path))
+    done = run_cli("coverage", "P0420", "U0140", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["missing"] == ["P0420"] and data["found"] == {"U0140": ["shop/manuals/network#network/bcm"]}
+    path = run_cli("join-path", "vehicles", "parts", env=env)
+    assert path.returncode == 0 and "ON work_order_parts.part_no = parts.part_no AND" in path.stdout
+    assert "freshness:" in run_cli("tables", "comeback", env=env).stdout
+    sql = run_cli("sql", "SELECT count(*) AS n FROM service.vehicles", "--json", env=env)
+    assert json.loads(sql.stdout)["rows"] == [[3]]
+    refused = run_cli("cypher", "CREATE (n:Evil)", env=env)
+    assert_one_line_error(refused, "refused: read-only Cypher only")

@@ -1,0 +1,36 @@
+"""What every `lakegraph` command shares: the consoles, the lazily loaded settings, JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from worker.settings import Settings, load_settings
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class Context:
+    def __init__(self, config_file: Path | None) -> None:
+        self.config_file = config_file
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config_file)
+        return self._settings
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
