@@ -55,9 +55,11 @@ QUERIES = [
     ("job-3", "SELECT * FROM service.work_orders w JOIN service.vehicles v ON v.vin = w.vin", "ana@example.com"),
 ]
 DOCUMENTS = {
-    "manuals/ignition.md": "# Ignition\n## Misfire P0301\nReplace coil 12345-AB when P0301 returns.\nSee [bulletin](../bulletins/tsb-7.md).\n",
+    "manuals/ignition.md": "# Ignition\n## Misfire P0301\nReplace coil 12345-AB when P0301 returns.\nSee [bulletin](../bulletins/tsb-7.md).\n## Primary resistance\nMeasure the primary resistance of the ignition coil with the harness disconnected, at the connector pins, with a meter on its lowest range, and compare it with the specifications chapter.\n",
     "bulletins/tsb-7.md": "# TSB 7\n## Cause\nCoil 12345-AB revision 1 fails early; fit revision 2.\n",
     "manuals/network.md": "# Network\n## BCM\nU0140 means lost communication with the body control module.\n",
+    # Recalls that outrank the manuals for "coil": a search scoped to the manuals must still find k there.
+    **{f"recalls/r-{n:02d}.md": f"# Coil recall {n}\n## Coil\ncoil coil coil coil\n" for n in range(25)},
 }
 
 

@@ -26,7 +26,6 @@ PLANNED: dict[str, tuple[int, str]] = {
     "demo": (7, "make the demo dataset if absent, then `up` on it"),
     "themes": (6, "Leiden themes of the link graph"),
     "theme-changes": (6, "the change log of theme runs"),
-    "serve": (5, "MCP and HTTP servers"),
 }
 
 

@@ -1,0 +1,86 @@
+"""`lakegraph serve`: MCP over stdio or streamable HTTP, and the HTTP JSON API, on one port.
+
+HTTP binds to `serve.host` (loopback by default) and demands a bearer token: `serve.token`, or
+one generated on first start and kept in the state folder (mode 0600) for clients to read.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount
+from starlette.types import ASGIApp
+
+from shapes.http_api import BearerToken, routes
+from shapes.mcp_server import LakegraphMCP
+from shapes.service import Shapes
+from worker.settings import Settings
+
+
+def token_file(settings: Settings) -> Path:
+    return settings.state_path / "serve" / "token"
+
+
+def bearer_token(settings: Settings) -> str:
+    """The configured token, else the stored one, else a new one stored 0600."""
+    configured = settings.serve.token.get_secret_value()
+    if configured:
+        return configured
+    path = token_file(settings)
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(token + "\n")
+    return token
+
+
+@dataclass(frozen=True)
+class HttpService:
+    app: ASGIApp
+    mcp: bool
+    api: bool
+
+
+def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool) -> HttpService:
+    served: list[BaseRoute] = list(routes(shapes)) if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
+    mcp_app = mcp.server.streamable_http_app(streamable_http_path="/mcp", host=settings.serve.host) if mcp else None
+    if mcp_app is not None:
+        served.append(Mount("/", app=mcp_app))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if mcp is None or mcp_app is None:
+            yield
+            return
+        async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
+            tasks.start_soon(mcp.keep_tools_current, settings.serve.tools_refresh_interval)
+            yield
+            tasks.cancel_scope.cancel()
+
+    app = Starlette(routes=served, lifespan=lifespan)
+    return HttpService(BearerToken(app, bearer_token(settings)), mcp is not None, api)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def run_http(service: HttpService, sock: socket.socket) -> None:
+    server = uvicorn.Server(uvicorn.Config(service.app, log_level="warning", lifespan="on"))
+    server.run(sockets=[sock])
