@@ -24,7 +24,7 @@ from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_shapes_warehouse import SQL_ATTEMPTS, WRITE_ATTEMPTS
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
-from worker.runtime.processes import stop_pid, wait_until
+from worker.runtime.processes import stop_pid
 
 pytestmark = pytest.mark.timeout(240)
 ALL_TOOLS = ["coverage", "cypher", "freshness", "join_path", "outline", "run_sql", "schema", "search", "table_context"]
@@ -202,18 +202,21 @@ def test_tool_list_follows_what_exists_and_is_announced(served: Served, driver: 
     """Documents vanish: outline, search and coverage go, and listening clients are told; they come back."""
 
     async def main() -> tuple[list[str], list[str]]:
-        async with served.client() as http, Client(streamable_http_client(f"{served.base}/mcp", http_client=http)) as client:
-            async with client.listen(tools_list_changed=True) as events:
-                driver.execute_query("MATCH (l:Library) DETACH DELETE l")
-                with anyio.fail_after(20):
-                    event = await events.__anext__()
-                assert isinstance(event, ToolsListChanged)
-                without = sorted(tool.name for tool in (await client.list_tools()).tools)
-                await anyio.to_thread.run_sync(lambda: load(DocumentSync(house.settings, driver, "neo4j"), workers=1))
-                with anyio.fail_after(20):
-                    await events.__anext__()
-                again = sorted(tool.name for tool in (await client.list_tools()).tools)
-                return without, again
+        async with (
+            served.client() as http,
+            Client(streamable_http_client(f"{served.base}/mcp", http_client=http)) as client,
+            client.listen(tools_list_changed=True) as events,
+        ):
+            driver.execute_query("MATCH (l:Library) DETACH DELETE l")
+            with anyio.fail_after(20):
+                event = await events.__anext__()
+            assert isinstance(event, ToolsListChanged)
+            without = sorted(tool.name for tool in (await client.list_tools()).tools)
+            await anyio.to_thread.run_sync(lambda: load(DocumentSync(house.settings, driver, "neo4j"), workers=1))
+            with anyio.fail_after(20):
+                await events.__anext__()
+            again = sorted(tool.name for tool in (await client.list_tools()).tools)
+            return without, again
 
     without, again = anyio.run(main)
     assert without == ["cypher", "freshness", "join_path", "run_sql", "schema", "table_context"]
