@@ -34,6 +34,13 @@ RETURN 'learned' AS kind, ta.id AS left, tb.id AS right, null AS name, a.name AS
        j.last_seen AS last_seen, 0 AS ordinal
 """
 
+# The join graph changes only when the warehouse or the query log applies a change, and both stamp
+# their Source node in the same transaction: their stamps are the cached graph's version.
+GRAPH_VERSION = f"""
+MATCH (s:{Label.SOURCE}) WHERE s.id IN ['warehouse', 'query-log']
+RETURN s.id + '@' + toString(s.applied_at) + '#' + toString(s.changes) AS stamp ORDER BY stamp
+"""
+
 
 @dataclass(frozen=True)
 class Hop:
@@ -88,6 +95,7 @@ class JoinPathShape:
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
         self.database = database
+        self._cached: tuple[tuple, dict[str, list[_Edge]]] | None = None
 
     def resolve(self, name: str) -> str:
         name = name.strip().strip("`")
@@ -116,6 +124,14 @@ class JoinPathShape:
         return JoinPath(source, target, max_hops, [], False, f"no chain of declared keys or learned joins of at most {max_hops} hops connects them")
 
     def _edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
+        """The join graph, rebuilt only when the warehouse or query log changed since the last call."""
+        stamps = tuple(row["stamp"] for row in self.driver.execute_query(GRAPH_VERSION, database_=self.database).records)
+        version = (stamps, min_confidence)
+        if self._cached is None or self._cached[0] != version:
+            self._cached = (version, self._read_edges(min_confidence))
+        return self._cached[1]
+
+    def _read_edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """Both directions of every table pair, composite keys grouped by constraint name."""
         grouped: dict[tuple, list] = defaultdict(list)
         for row in self.driver.execute_query(EDGES, min_confidence=min_confidence, database_=self.database).records:

@@ -22,6 +22,7 @@ from shapes import freshness as freshness_shape
 from shapes import graph_schema, join_path, outline, search, tables
 from shapes import sql as sql_shape
 from shapes.errors import ShapeError
+from shapes.reader import ReadDriver
 from shapes.metrics import CALLS, LATENCY, PROBLEMS, SOURCE_AGE, SOURCE_QUEUED, TOOLS
 from worker.embedding.factory import embedder
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
@@ -52,10 +53,10 @@ class Answer:
 class Shapes:
     def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
         self.settings = settings
-        self.driver = driver
+        self.driver: Driver = ReadDriver(driver)  # type: ignore[assignment] — the part of Driver shapes use
         self.database = database
-        self.probe = freshness_shape.FreshnessProbe(driver, database, settings)
-        self.join_paths = join_path.JoinPathShape(driver, database)
+        self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
+        self.join_paths = join_path.JoinPathShape(self.driver, database)
         self.sql_runner = sql_shape.SqlRunner(settings)
 
     @cached_property

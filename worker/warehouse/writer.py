@@ -52,8 +52,10 @@ DETACH DELETE t, c
 """
 DROP_KEYS = f"""
 UNWIND $tables AS id
-MATCH (:{Label.TABLE} {{id: id}})-[:{Rel.HAS_COLUMN}]->(:{Label.COLUMN})-[r:{Rel.REFERENCES}]->()
+MATCH (:{Label.TABLE} {{id: id}})-[:{Rel.HAS_COLUMN}]->(a:{Label.COLUMN})-[r:{Rel.REFERENCES}]->(b:{Label.COLUMN})
+WITH r, {{source: a.id, target: b.id, constraint: r.constraint, ordinal: r.ordinal}} AS key
 DELETE r
+RETURN key
 """
 CREATE_KEYS = f"""
 UNWIND $rows AS r
@@ -62,6 +64,10 @@ MATCH (b:{Label.COLUMN} {{id: r.target}})
 MERGE (a)-[k:{Rel.REFERENCES} {{constraint: r.constraint}}]->(b)
 SET k.ordinal = r.ordinal
 """
+
+
+def _key_order(key: dict) -> tuple:
+    return key["source"], key["target"], key["constraint"], key["ordinal"]
 
 
 @dataclass
@@ -114,7 +120,7 @@ class MetadataWriter:
         tx.run(DELETE_COLUMNS, ids=gone_columns).consume()
         tx.run(UPSERT_TABLES, rows=table_rows, schema_id=schema_id).consume()
         tx.run(UPSERT_COLUMNS, rows=column_rows).consume()
-        tx.run(DROP_KEYS, tables=[table.id for table in snapshot.tables]).consume()
+        dropped = [row["key"] for row in tx.run(DROP_KEYS, tables=[table.id for table in snapshot.tables])]
         key_rows = [
             {"source": f"{key.table}.{column}", "target": f"{key.ref_table}.{ref}", "constraint": key.name, "ordinal": index}
             for key in snapshot.foreign_keys
@@ -123,7 +129,8 @@ class MetadataWriter:
         tx.run(CREATE_KEYS, rows=key_rows).consume()
         report.tables_written, report.tables_deleted = len(table_rows), len(gone_tables)
         report.columns_written, report.columns_deleted = len(column_rows), len(gone_columns)
-        if report.tables_written or report.tables_deleted or report.columns_written or report.columns_deleted:
+        keys_changed = sorted(map(_key_order, dropped)) != sorted(map(_key_order, key_rows))
+        if report.tables_written or report.tables_deleted or report.columns_written or report.columns_deleted or keys_changed:
             stamp(tx, "warehouse")
         report.keys = len(key_rows)
         return report

@@ -1,0 +1,195 @@
+"""Shape latency benchmark (not a test): outline, search, table context and join path on a
+generated library of 10,000 documents / 100,000 sections and a warehouse of 500 tables.
+
+    python -m tests.benchmarks.shapes [--docs 10000] [--tables 500] [--calls 200]
+
+Starts its own local Neo4j + GDS in a temporary state folder, loads both through the real write
+paths, then prints p50 and p95 per shape in-process and through MCP over streamable HTTP (a
+`lakegraph serve` process and the official MCP client). Ratios are against the floor measured in
+the same run: one `RETURN 1` round trip to Neo4j (in-process), and the in-process p50 (for MCP).
+Targets (in-process p95): outline and search under 50 ms, table context and join path under 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import duckdb
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from shapes.service import Shapes
+from tests.benchmarks.corpus import FOLDERS, WORDS, generate, relpath
+from tests.helpers import LAKEGRAPH
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
+from worker.graph.connection import connect
+from worker.graph.setup import apply_schema
+from worker.runtime import neo4j_server
+from worker.runtime.processes import stop_pid
+from worker.settings import load_settings
+from worker.warehouse.audit_log import QueryEvent
+from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.sync import WarehouseSync
+
+SCHEMAS = ("service", "parts", "sales", "fleet", "finance", "hr", "marketing", "warranty", "logistics", "quality")
+NOUNS = ("orders", "visits", "claims", "invoices", "vehicles", "parts", "shipments", "returns", "inspections", "campaigns", "dealers", "customers")
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+def table_name(index: int) -> tuple[str, str]:
+    return SCHEMAS[index % len(SCHEMAS)], f"{NOUNS[index % len(NOUNS)]}_{index:04d}"
+
+
+def make_warehouse(path: Path, tables: int, rng: random.Random) -> tuple[str, list[tuple[str, str, str]]]:
+    """500 tables, each with an id, a key into an earlier table, and ten more columns; a glossary; queries."""
+    statements = [f"CREATE SCHEMA {schema};" for schema in SCHEMAS]
+    for index in range(tables):
+        schema, name = table_name(index)
+        columns = ["id INTEGER PRIMARY KEY", *(f"{word}_{n} VARCHAR" for n, word in enumerate(rng.sample(WORDS, 10)))]
+        if index >= len(SCHEMAS):  # DuckDB keys stay within a schema: a parent from the same one
+            parent_schema, parent = table_name(index - len(SCHEMAS) * (1 + rng.randrange(index // len(SCHEMAS))))
+            columns.append(f"parent_id INTEGER REFERENCES {parent_schema}.{parent} (id)")
+        columns.append("ref_code VARCHAR")
+        statements.append(f"CREATE TABLE {schema}.{name} ({', '.join(columns)});")
+        statements.append(f"COMMENT ON TABLE {schema}.{name} IS '{' '.join(rng.sample(WORDS, 6))} {NOUNS[index % len(NOUNS)]}';")
+    with duckdb.connect(str(path)) as con:
+        con.execute("\n".join(statements))
+    glossary = []
+    for term in range(100):
+        tagged = [".".join(table_name(rng.randrange(tables))) for _ in range(3)]
+        glossary.append(f'[[term]]\nname = "metric {term} {rng.choice(WORDS)} rate"\ndescription = "{" ".join(rng.sample(WORDS, 8))}"\ntags = {tagged!r}\n'.replace("'", '"'))
+    queries = []
+    for job in range(2000):
+        a, b = table_name(rng.randrange(tables)), table_name(rng.randrange(tables))
+        sql = f"SELECT count(*) FROM {a[0]}.{a[1]} x JOIN {b[0]}.{b[1]} y ON x.ref_code = y.ref_code"
+        queries.append((f"job-{job}", sql, f"user{job % 17}@example.com"))
+    return "\n".join(glossary), queries
+
+
+def timed(call: Callable[[], object], count: int, warmup: int = 10) -> list[float]:
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(count):
+        began = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - began) * 1000)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=10_000)
+    parser.add_argument("--tables", type=int, default=500)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--heap", default="2g")
+    args = parser.parse_args()
+    rng = random.Random(11)
+
+    work = Path(tempfile.mkdtemp(prefix="lakegraph-shapes-bench-"))
+    library, warehouse = work / "library", work / "warehouse.duckdb"
+    glossary_text, queries = make_warehouse(warehouse, args.tables, rng)
+    (work / "glossary.toml").write_text(glossary_text)
+    print(f"generating {args.docs} documents; {args.tables} tables, 100 terms, {len(queries)} queries")
+    generate(library, args.docs)
+    settings = load_settings(
+        state_dir=str(work / "state"), neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
+        documents={"libraries": [{"name": "bench", "root": str(library)}]},
+        warehouse={"engine": "duckdb", "duckdb_path": str(warehouse), "glossary_path": str(work / "glossary.toml"), "sql_dialect": "duckdb"},
+    )
+    neo4j = neo4j_server.start(settings)
+    server: subprocess.Popen | None = None
+    try:
+        settings = settings.with_section("neo4j", uri=neo4j.uri, password=neo4j.password)
+        driver, where = connect(settings)
+        apply_schema(settings, driver, where.database)
+        began = time.monotonic()
+        load(DocumentSync(settings, driver, where.database))
+        WarehouseSync(settings, driver, where.database).sync_all()
+        QueryGraph(driver, where.database, "duckdb").absorb([QueryEvent(job, sql, user, "2026-11-01T00:00:00Z", False, ()) for job, sql, user in queries])
+        print(f"loaded in {time.monotonic() - began:.0f} s")
+
+        shapes = Shapes(settings, driver, where.database)
+        documents = [relpath(index).removesuffix(".md") for index in range(args.docs)]
+
+        def pick_words() -> str:
+            return " ".join(rng.sample(WORDS, 2))
+
+        def two_tables() -> tuple[str, str]:
+            first, second = rng.sample(range(args.tables), 2)
+            return ".".join(table_name(first)), ".".join(table_name(second))
+
+        calls: dict[str, Callable[[], object]] = {
+            "outline depth 2": lambda: shapes.outline(f"bench/{rng.choice(documents)}", 2),
+            "search unscoped": lambda: shapes.search(pick_words(), k=10),
+            "search scoped": lambda: shapes.search(pick_words(), under=f"bench/{rng.choice(FOLDERS)}", k=10),
+            "table context": lambda: shapes.tables(f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate", 5),
+            "join path": lambda: shapes.join_path(*two_tables(), 3),
+        }
+        floor = percentile(timed(lambda: shapes.driver.execute_query("RETURN 1", database_=where.database), args.calls), 0.5)
+        targets = {"outline depth 2": 50, "search unscoped": 50, "search scoped": 50, "table context": 100, "join path": 100}
+        in_process: dict[str, float] = {}
+        print(f"\nfloor: one RETURN 1 round trip p50 {floor:.2f} ms\n")
+        print(f"{'in-process':<18}{'p50 ms':>9}{'p95 ms':>9}  {'p50 / floor':>11}  target p95")
+        for name, call in calls.items():
+            samples = timed(call, args.calls)
+            p50, p95 = percentile(samples, 0.5), percentile(samples, 0.95)
+            in_process[name] = p50
+            verdict = "met" if p95 < targets[name] else "MISSED"
+            print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / floor:>10.1f}x  < {targets[name]} ms: {verdict}")
+
+        env = {key: value for key, value in os.environ.items() if not key.startswith("LAKEGRAPH_")}
+        env.update({
+            "LAKEGRAPH_STATE_DIR": str(settings.state_path), "LAKEGRAPH_NEO4J__URI": neo4j.uri, "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password,
+            "LAKEGRAPH_WAREHOUSE__DUCKDB_PATH": str(warehouse), "LAKEGRAPH_LOG_LEVEL": "warning",
+        })
+        server = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+        url = (server.stdout.readline() if server.stdout else "").split()[1]
+        token = (settings.state_path / "serve" / "token").read_text().strip()
+        tool_calls = {
+            "outline depth 2": lambda: ("outline", {"uri": f"bench/{rng.choice(documents)}", "depth": 2}),
+            "search unscoped": lambda: ("search", {"query": pick_words()}),
+            "search scoped": lambda: ("search", {"query": pick_words(), "under": f"bench/{rng.choice(FOLDERS)}"}),
+            "table context": lambda: ("table_context", {"question": f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate"}),
+            "join path": lambda: ("join_path", dict(zip(("table_a", "table_b"), two_tables(), strict=True))),
+        }
+
+        async def over_mcp() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, Client(streamable_http_client(url, http_client=http)) as client:
+                print(f"\n{'MCP over HTTP':<18}{'p50 ms':>9}{'p95 ms':>9}  {'p50 / in-process':>16}")
+                for name, make in tool_calls.items():
+                    samples = []
+                    for index in range(args.calls + 10):
+                        tool, arguments = make()
+                        began = time.perf_counter()
+                        result = await client.call_tool(tool, arguments)
+                        if index >= 10:
+                            samples.append((time.perf_counter() - began) * 1000)
+                        assert not result.is_error, result.content
+                    p50, p95 = percentile(samples, 0.5), percentile(samples, 0.95)
+                    print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / in_process[name]:>15.1f}x")
+
+        anyio.run(over_mcp)
+        driver.close()
+    finally:
+        if server is not None:
+            stop_pid(server.pid, timeout=10)
+        neo4j_server.stop(settings)
+
+
+if __name__ == "__main__":
+    main()
