@@ -40,6 +40,7 @@ class SqlResult:
     truncated: bool = False
     bytes_processed: int | None = None
     milliseconds: float = 0.0
+    job_id: str | None = None  # BigQuery: the job that ran it, to cite or inspect
 
 
 def check_query(sql: str, dialect: str) -> None:
@@ -130,19 +131,21 @@ class SqlRunner:
                 raise ShapeError(f"refused: the query would process {scanned:,} bytes, over the {cap:,}-byte budget")
             job = client.query(sql, job_config=bigquery.QueryJobConfig(maximum_bytes_billed=cap), timeout=self.budget.sql_timeout)
             try:
-                rows = list(job.result(timeout=self.budget.sql_timeout, max_results=self.budget.sql_max_rows + 1))
+                iterator = job.result(timeout=self.budget.sql_timeout, max_results=self.budget.sql_max_rows + 1)
+                rows = list(iterator)
             except concurrent.futures.TimeoutError:
                 client.cancel_job(job.job_id, location=job.location)
                 raise ShapeError(f"time limit reached: job {job.job_id} ran past {self.budget.sql_timeout:g} s and was cancelled") from None
         except GoogleAPIError as err:
             raise ShapeError(f"BigQuery refused the query: {getattr(err, 'message', str(err)).splitlines()[0]}") from None
-        columns = [field.name for field in job.schema or []] if rows or job.schema else []
+        columns = [column.name for column in iterator.schema or []]
         truncated = len(rows) > self.budget.sql_max_rows
         body = [[_plain(value) for value in row.values()] for row in rows[: self.budget.sql_max_rows]]
-        return SqlResult(sql, "bigquery", columns, body, truncated, bytes_processed=scanned)
+        return SqlResult(sql, "bigquery", columns, body, truncated, bytes_processed=scanned, job_id=job.job_id)
 
 
 def render(result: SqlResult) -> str:
     table = render_rows(result.columns, result.rows, result.truncated, result.milliseconds)
     scanned = f", {result.bytes_processed:,} bytes processed" if result.bytes_processed is not None else ""
-    return f"{table}\n({result.engine}{scanned})"
+    job = f", job {result.job_id}" if result.job_id else ""
+    return f"{table}\n({result.engine}{scanned}{job})"
