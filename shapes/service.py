@@ -22,8 +22,8 @@ from shapes import freshness as freshness_shape
 from shapes import graph_schema, join_path, outline, search, tables
 from shapes import sql as sql_shape
 from shapes.errors import ShapeError
-from shapes.reader import ReadDriver
 from shapes.metrics import CALLS, LATENCY, PROBLEMS, SOURCE_AGE, SOURCE_QUEUED, TOOLS
+from shapes.reader import ReadDriver
 from worker.embedding.factory import embedder
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.settings import Settings

@@ -15,6 +15,8 @@ from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.helpers import assert_one_line_error, clean_env, run_cli
+from worker.warehouse.audit_log import QueryEvent
+from worker.warehouse.query_graph import QueryGraph
 
 pytestmark = pytest.mark.timeout(180)
 COUNTS = "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS edges"
@@ -199,3 +201,14 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
     assert json.loads(sql.stdout)["rows"] == [[3]]
     refused = run_cli("cypher", "CREATE (n:Evil)", env=env)
     assert_one_line_error(refused, "refused: read-only Cypher only")
+
+
+def test_the_cached_join_graph_follows_new_query_logs(shapes: Shapes, driver: Driver) -> None:
+    """Last in this module: it teaches the graph a new join."""
+    assert not shapes.join_path("technicians", "work_orders").result.found
+    QueryGraph(driver, "neo4j", "duckdb").absorb([QueryEvent(
+        "job-techs", "SELECT * FROM service.technicians t JOIN service.work_orders w ON w.id = t.tech_id", "cy@example.com",
+        "2026-11-02T10:00:00Z", False, (),
+    )])
+    path = shapes.join_path("technicians", "work_orders").result
+    assert path.found and path.hops[0].on == "technicians.tech_id = work_orders.id"
