@@ -118,6 +118,53 @@ def sql_command(ctx: Context, query: str, as_json: bool) -> None:
     answer(ctx, as_json, lambda shapes: shapes.run_sql(query))
 
 
+@click.command("themes")
+@click.option("--level", default=0, show_default=True, help="Zoom: 0 is the coarsest level, higher is finer.")
+@click.option("--refresh", is_flag=True, help="Run themes now (the worker's own code path) before answering.")
+@click.option("--gamma", type=float, help="With --refresh: Leiden's resolution (default themes.gamma).")
+@click.option("--watch", is_flag=True, help="Print again whenever a themes run changes them (Ctrl-C stops).")
+@json_option
+@pass_context
+def themes_command(ctx: Context, level: int, refresh: bool, gamma: float | None, watch: bool, as_json: bool) -> None:
+    """Themes: communities of documents that cite each other, with stable ids."""
+    import time
+
+    from worker.themes.runner import ThemeRunner
+    from worker.themes.schedule import exclusive_run
+
+    if gamma is not None and not refresh:
+        raise LakegraphError("--gamma applies to a run: add --refresh")
+    driver, where = connect(ctx.settings)
+    with driver:
+        shapes = Shapes(ctx.settings, driver, where.database)
+        if refresh:
+            with exclusive_run(ctx.settings):
+                report = ThemeRunner(ctx.settings, driver, where.database).run(force=True, gamma=gamma)
+            out.print(f"themes run {report.run_id}: {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
+        shown = None
+        while True:
+            result = shapes.themes(level)
+            run = result.result.run["id"] if result.result.run else None
+            if run != shown:
+                if as_json:
+                    emit_json(result.data())
+                else:
+                    out.print(result.text(), highlight=False, markup=False)
+                shown = run
+            if not watch:
+                return
+            time.sleep(2)
+
+
+@click.command("theme-changes")
+@click.option("--since", default="1970-01-01", show_default=True, help="ISO date or time: runs from then on.")
+@json_option
+@pass_context
+def theme_changes_command(ctx: Context, since: str, as_json: bool) -> None:
+    """The change log of themes runs: born, dissolved, split, merged, grew, shrank, moved documents."""
+    answer(ctx, as_json, lambda shapes: shapes.theme_changes(since))
+
+
 @click.command("freshness")
 @json_option
 @pass_context
@@ -176,5 +223,5 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
 
 COMMANDS = (
     outline_command, search_command, coverage_command, tables_command, join_path_command,
-    schema_command, cypher_command, sql_command, freshness_command, serve_command,
+    schema_command, cypher_command, sql_command, freshness_command, serve_command, themes_command, theme_changes_command,
 )

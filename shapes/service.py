@@ -21,6 +21,7 @@ from shapes import cypher as cypher_shape
 from shapes import freshness as freshness_shape
 from shapes import graph_schema, join_path, outline, search, tables
 from shapes import sql as sql_shape
+from shapes import themes as themes_shape
 from shapes.errors import ShapeError
 from shapes.metrics import CALLS, LATENCY, PROBLEMS, SOURCE_AGE, SOURCE_QUEUED, TOOLS
 from shapes.reader import ReadDriver
@@ -30,10 +31,11 @@ from worker.settings import Settings
 
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
 HAS_DATA = f"""
-RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{Label.TABLE}) }} AS tables
+RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{Label.TABLE}) }} AS tables,
+       EXISTS {{ MATCH (:{Label.THEME_RUN}) }} AS themes
 """
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
-SHAPES = ("outline", "search", "coverage", "tables", "join_path", "run_sql", "schema", "cypher", "freshness")
+SHAPES = ("outline", "search", "coverage", "themes", "theme_changes", "tables", "join_path", "run_sql", "schema", "cypher", "freshness")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,12 @@ class Shapes:
             self.driver, self.database, query, parameters, budget.cypher_max_rows, budget.cypher_timeout,
         ))
 
+    def themes(self, level: int = 0) -> Answer:
+        return self._answer("themes", themes_shape.render, lambda: themes_shape.themes(self.driver, self.database, level))
+
+    def theme_changes(self, since: str) -> Answer:
+        return self._answer("theme_changes", themes_shape.render_changes, lambda: themes_shape.theme_changes(self.driver, self.database, since))
+
     def freshness(self) -> Answer:
         return self._answer("freshness", freshness_shape.render, self.probe)
 
@@ -116,6 +124,8 @@ class Shapes:
         found = {"schema", "cypher", "freshness"}
         if DOCUMENT_TEXT_INDEX in indexes and present["documents"]:
             found |= {"outline", "search", "coverage"}
+        if present["themes"]:
+            found |= {"themes", "theme_changes"}
         if TABLE_TEXT_INDEX in indexes and present["tables"]:
             found |= {"tables", "join_path"}
         if self.warehouse_configured():

@@ -12,7 +12,7 @@ from celery import Celery
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
-TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse"]
+TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse", "worker.tasks.themes"]
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict]:

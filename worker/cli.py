@@ -24,8 +24,6 @@ from worker.settings import Settings
 # Commands of the design that later issues build; they say so instead of pretending to work.
 PLANNED: dict[str, tuple[int, str]] = {
     "demo": (7, "make the demo dataset if absent, then `up` on it"),
-    "themes": (6, "Leiden themes of the link graph"),
-    "theme-changes": (6, "the change log of theme runs"),
 }
 
 

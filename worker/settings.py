@@ -141,6 +141,17 @@ class EmbeddingsSettings(Section):
     batch_size: int = Field(gt=0, le=1024)
 
 
+class ThemesSettings(Section):
+    engine: Literal["auto", "gds", "leidenalg"]
+    gamma: float = Field(gt=0)
+    min_size: int = Field(ge=1)
+    jaccard_threshold: float = Field(gt=0, le=1)
+    random_seed: int = Field(ge=0)
+    max_levels: int = Field(ge=1, le=10)
+    quiet_seconds: float = Field(ge=0)
+    max_wait_seconds: float = Field(gt=0)
+
+
 class ShapesSettings(Section):
     cypher_max_rows: int = Field(gt=0, le=100_000)
     cypher_timeout: float = Field(gt=0)
@@ -176,6 +187,7 @@ class Settings(BaseSettings):
     pubsub: PubsubSettings
     documents: DocumentsSettings
     embeddings: EmbeddingsSettings
+    themes: ThemesSettings
     shapes: ShapesSettings
     serve: ServeSettings
     worker: WorkerSettings

@@ -11,7 +11,10 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
+from worker.runtime import redis_server
 from worker.settings import Settings, load_settings
+from worker.themes.runner import ThemeRunner
+from worker.themes.schedule import ThemeScheduler
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 
@@ -51,6 +54,19 @@ def query_graph() -> QueryGraph:
     """One per process: it keeps the resolved query shapes across tasks."""
     driver, where = graph()
     return QueryGraph(driver, where.database, settings().warehouse.sql_dialect)
+
+
+@cache
+def theme_runner() -> ThemeRunner:
+    driver, where = graph()
+    return ThemeRunner(settings(), driver, where.database)
+
+
+@cache
+def theme_scheduler() -> ThemeScheduler:
+    conf = settings()
+    client = redis_server.client(redis_server.broker_url(conf), timeout=5)
+    return ThemeScheduler(client, conf.themes.quiet_seconds, conf.themes.max_wait_seconds)
 
 
 @worker_process_init.connect

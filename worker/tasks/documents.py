@@ -8,6 +8,10 @@ from worker.celery_app import app
 from worker.documents.sync import SOURCE
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
+from worker.tasks.themes import themes_touched
+
+# Outcomes that may have changed the link graph (the themes run itself skips unchanged edge sets).
+CHANGED = ("written", "deleted")
 
 
 class DocumentTask(LakegraphTask):
@@ -17,16 +21,25 @@ class DocumentTask(LakegraphTask):
 @app.task(name="lakegraph.sync_document", base=DocumentTask)
 def sync_document(library: str, relpath: str) -> str:
     """Make the graph match this file (or its absence) now."""
-    return context.documents().sync_path(library, relpath)
+    outcome = context.documents().sync_path(library, relpath)
+    if outcome in CHANGED:
+        themes_touched()
+    return outcome
 
 
 @app.task(name="lakegraph.sync_folder", base=DocumentTask)
 def sync_folder(library: str, relfolder: str) -> dict:
     """A folder appeared, vanished or moved: make its subtree match the disk."""
-    return asdict(context.documents().sync_folder(library, relfolder))
+    report = context.documents().sync_folder(library, relfolder)
+    if any(report.outcomes.get(outcome) for outcome in CHANGED):
+        themes_touched()
+    return asdict(report)
 
 
 @app.task(name="lakegraph.reconcile_documents", base=DocumentTask)
 def reconcile_documents() -> dict:
     """Compare every file with the graph and repair drift (a missed event is repaired, not lost)."""
-    return asdict(context.documents().reconcile())
+    report = context.documents().reconcile()
+    if any(report.outcomes.get(outcome) for outcome in CHANGED):
+        themes_touched()
+    return asdict(report)

@@ -1,0 +1,137 @@
+"""Themes kept live by the real worker: link edits mark them dirty, a run follows a quiet window or
+a maximum wait under a steady stream of edits, text-only edits cost no run, runs never overlap.
+Also the debounce rules themselves against a real Redis, with a fake clock."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import clean_env
+from tests.integration.test_live_documents import Live
+from tests.integration.test_themes import brakes_and_network
+from worker.graph import schema
+from worker.runtime import redis_server
+from worker.runtime.processes import wait_until
+from worker.themes.schedule import Decision, ThemeScheduler
+
+pytestmark = pytest.mark.timeout(300)
+RUNS = "MATCH (r:ThemeRun) RETURN toString(r.started) AS started, r.duration AS duration, r.themes AS themes ORDER BY r.started"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_debounce_rules(redis_service: redis_server.LocalRedis) -> None:
+    client = redis_server.client(redis_service.url, 5)
+    client.flushall()
+    clock = Clock()
+    scheduler = ThemeScheduler(client, quiet=5, max_wait=60, clock=clock)
+    assert scheduler.decide().action == "idle"
+    assert scheduler.mark_dirty() is True  # the first change schedules the one check
+    clock.now += 2
+    assert scheduler.mark_dirty() is False  # later ones do not
+    assert scheduler.decide() == Decision("wait", 5)
+    clock.now += 5
+    assert scheduler.decide().action == "run"
+    # a steady stream: every change within the quiet window, until the maximum wait
+    for _ in range(30):
+        clock.now += 2
+        scheduler.mark_dirty()
+        decision = scheduler.decide()
+        if decision.action == "run":
+            break
+    assert decision.action == "run" and clock.now - 1000 >= 60
+    assert scheduler.begin_run() and not scheduler.begin_run()  # never two runs at once
+    assert scheduler.decide().action == "idle"  # the run consumed the marks
+    scheduler.mark_dirty()  # an edit during the run
+    scheduler.end_run(failed=False)
+    assert scheduler.release_check() is True  # dirty again: another check is due
+    scheduler.begin_run()
+    scheduler.end_run(failed=True)  # a failed run leaves the themes dirty
+    assert scheduler.dirty()
+
+
+@pytest.fixture
+def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    redis_server.client(redis_service.url, 5).flushall()
+    root = tmp_path / "lib"
+    root.mkdir()
+    env = clean_env(
+        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
+        LAKEGRAPH_REDIS__URL=redis_service.url,
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "lib", "root": str(root)}]),
+        LAKEGRAPH_THEMES__QUIET_SECONDS="1.5",
+        LAKEGRAPH_THEMES__MAX_WAIT_SECONDS="5",
+        **neo4j_service.env(),
+    )
+    stack = Live(root, env, driver, neo4j_service)
+    stack.start_worker()
+    stack.start_watcher()
+    try:
+        yield stack
+    finally:
+        stack.stop(stack.watcher)
+        stack.stop(stack.worker)
+
+
+def runs(driver: Driver) -> list[dict]:
+    return [dict(row) for row in driver.execute_query(RUNS).records]
+
+
+def test_themes_follow_link_edits_debounced(live: Live, driver: Driver) -> None:
+    brakes_and_network(live.root)
+    wait_until(lambda: len(runs(driver)) >= 1, 30, "a first themes run")
+    time.sleep(3)  # the burst of file events settles into that one run (or one more)
+    settled = runs(driver)
+    assert settled[-1]["themes"] == 2 and len(settled) <= 2
+
+    # A steady stream of link edits, one every 0.5 s for 8 s: the maximum wait (5 s) forces a run
+    # before the stream ends, although the quiet window (1.5 s) never passes.
+    stream_began = time.time()
+    for index in range(16):
+        (live.root / f"brakes/extra-{index}.md").write_text(f"# Extra {index}\nSee [pads](pads.md) and [abs](abs.md).\n")
+        time.sleep(0.5)
+    stream_ended = time.time()
+    during = [run for run in runs(driver)[len(settled):] if _epoch(run["started"]) < stream_ended]
+    assert during, "no run during a steady stream of edits: the maximum wait did not apply"
+    wait_until(lambda: _grouped_extras(driver) == 16, 30, "the extras grouped after the stream")
+
+    # Text-only edits: the edge set is unchanged, so no run is recorded.
+    live.quiesce()
+    time.sleep(3)
+    before = len(runs(driver))
+    (live.root / "brakes/pads.md").write_text("# Pads\nCeramic pads. See [rotors](rotors.md), [abs](abs.md) and [fluid](fluid.md).\n")
+    time.sleep(4)
+    live.quiesce()
+    assert len(runs(driver)) == before
+
+    # Runs never overlapped.
+    spans = sorted((_epoch(run["started"]), _epoch(run["started"]) + run["duration"]) for run in runs(driver))
+    assert all(end <= next_start + 0.05 for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False))
+    assert stream_began < stream_ended
+
+
+def _epoch(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso).timestamp()
+
+
+def _grouped_extras(driver: Driver) -> int:
+    query = "MATCH (d:Document)-[:IN_THEME]->(:Theme {level: 0}) WHERE d.uri STARTS WITH 'lib/brakes/extra-' RETURN count(d) AS n"
+    return driver.execute_query(query).records[0]["n"]

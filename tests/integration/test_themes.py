@@ -1,0 +1,143 @@
+"""Themes runs on a real graph: GDS Leiden and the in-process fallback, stable ids across runs,
+the change log, skipped runs when only text changed, and failures that leave the themes alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from shapes.service import Shapes
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import assert_one_line_error, clean_env, run_cli
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
+from worker.errors import LakegraphError
+from worker.graph.setup import apply_schema
+from worker.settings import Settings
+from worker.themes.engines import GdsEngine
+from worker.themes.model import DocumentGraph
+from worker.themes.runner import ThemeRunner
+
+pytestmark = pytest.mark.timeout(180)
+THEMES = "MATCH (d:Document)-[:IN_THEME]->(t:Theme {level: 0}) RETURN t.id AS id, collect(d.uri) AS members"
+PROJECTIONS = "CALL gds.graph.list() YIELD graphName RETURN count(*) AS n"
+
+
+def brakes_and_network(root: Path) -> None:
+    """Two clusters of documents that cite each other, one crossover link, one isolated document."""
+    docs = {
+        "brakes/pads.md": "# Pads\nSee [rotors](rotors.md), [abs](abs.md) and [fluid](fluid.md).\n",
+        "brakes/rotors.md": "# Rotors\nSee [pads](pads.md) and [abs](abs.md).\n",
+        "brakes/abs.md": "# ABS\nSee [pads](pads.md), [fluid](fluid.md) and the [gateway](../network/gateway.md).\n",
+        "brakes/fluid.md": "# Fluid\nSee [pads](pads.md) and [rotors](rotors.md).\n",
+        "network/bcm.md": "# BCM\nSee [gateway](gateway.md), [can](can.md) and [lin](lin.md).\n",
+        "network/gateway.md": "# Gateway\nSee [bcm](bcm.md) and [can](can.md).\n",
+        "network/can.md": "# CAN\nSee [bcm](bcm.md), [lin](lin.md) and [gateway](gateway.md).\n",
+        "network/lin.md": "# LIN\nSee [can](can.md) and [bcm](bcm.md).\n",
+        "misc/alone.md": "# Alone\nNo links here.\n",
+    }
+    for relpath, text in docs.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.fixture
+def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
+    wipe(driver)
+    root = tmp_path / "lib"
+    brakes_and_network(root)
+    settings = neo4j_service.settings.with_section("documents", libraries=[{"name": "lib", "root": root}])
+    apply_schema(settings, driver, "neo4j")
+    load(DocumentSync(settings, driver, "neo4j"), workers=1)
+    return settings, root
+
+
+def memberships(driver: Driver) -> dict[str, list[str]]:
+    return {row["id"]: sorted(row["members"]) for row in driver.execute_query(THEMES).records}
+
+
+@pytest.mark.parametrize("engine", ["gds", "leidenalg"])
+def test_a_run_finds_the_clusters_and_counts_reconcile(library: tuple[Settings, Path], driver: Driver, engine: str) -> None:
+    settings, _ = library
+    report = ThemeRunner(settings.with_section("themes", engine=engine), driver, "neo4j").run()
+    assert report.ran and report.engine == engine
+    assert (report.documents, report.grouped, report.ungrouped, report.themes) == (9, 8, 1, 2)
+    assert sorted(memberships(driver).values()) == [
+        ["lib/brakes/abs", "lib/brakes/fluid", "lib/brakes/pads", "lib/brakes/rotors"],
+        ["lib/network/bcm", "lib/network/can", "lib/network/gateway", "lib/network/lin"],
+    ]
+    assert sorted(report.changes["born"]) == sorted(memberships(driver))
+    run = driver.execute_query("MATCH (r:ThemeRun) RETURN r.engine AS engine, r.documents AS documents, r.grouped AS grouped").records
+    assert [tuple(row.values()) for row in run] == [(engine, 9, 8)]
+    conductance = driver.execute_query("MATCH (t:Theme {level: 0}) RETURN min(t.conductance) AS low, max(t.conductance) AS high").records[0]
+    assert 0 < conductance["low"] <= conductance["high"] < 0.3  # one crossover link out of many inside
+
+
+def test_ids_stay_stable_and_changes_are_logged(library: tuple[Settings, Path], driver: Driver) -> None:
+    settings, root = library
+    runner = ThemeRunner(settings, driver, "neo4j")
+    runner.run()
+    first = memberships(driver)
+    brakes = next(theme for theme, members in first.items() if "lib/brakes/pads" in members)
+
+    assert runner.run().reason == "the document-level edge set is unchanged since the last run"
+    sync = DocumentSync(settings, driver, "neo4j")
+    (root / "brakes/fluid.md").write_text("# Fluid\nDOT 4 only. See [pads](pads.md) and [rotors](rotors.md).\n")
+    sync.sync_path("lib", "brakes/fluid.md")
+    assert not runner.run().ran  # text only: nothing to do
+
+    (root / "brakes/calipers.md").write_text("# Calipers\nSee [pads](pads.md), [rotors](rotors.md) and [abs](abs.md).\n")
+    sync.sync_path("lib", "brakes/calipers.md")
+    report = runner.run()
+    assert report.ran and report.changes["grew"] == {brakes: 1} and report.changes["born"] == []
+    assert report.changes["moved"] == [{"document": "lib/brakes/calipers", "from": None, "to": brakes}]
+    assert memberships(driver)[brakes] == sorted(first[brakes] + ["lib/brakes/calipers"])
+    logged = driver.execute_query("MATCH (r:ThemeRun) RETURN r.changes AS changes ORDER BY r.started").records
+    assert len(logged) == 2 and json.loads(logged[-1]["changes"])["grew"] == {brakes: 1}
+
+
+def test_a_failed_run_leaves_the_themes_and_drops_its_projection(library: tuple[Settings, Path], driver: Driver) -> None:
+    settings, _ = library
+    ThemeRunner(settings, driver, "neo4j").run()
+    before = memberships(driver)
+    ghost = DocumentGraph(["lib/nowhere/a", "lib/nowhere/b"], {("lib/nowhere/a", "lib/nowhere/b"): 1})
+    with pytest.raises(LakegraphError, match="GDS Leiden failed"):
+        GdsEngine(driver, "neo4j").partition(ghost, 1.0, {}, 42, 3)
+    assert driver.execute_query(PROJECTIONS).records[0]["n"] == 0
+    assert memberships(driver) == before
+
+
+def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Settings, Path], driver: Driver, neo4j_service: Neo4jService) -> None:
+    settings, _ = library
+    shapes = Shapes(settings, driver, "neo4j")
+    empty = shapes.themes().result
+    assert (empty.documents, empty.grouped, empty.ungrouped, empty.themes) == (9, 0, 9, [])
+    ThemeRunner(settings, driver, "neo4j").run()
+    result = shapes.themes().result
+    assert result.documents == result.grouped + result.ungrouped == 9 and result.ungrouped == 1
+    brakes = next(view for view in result.themes if "lib/brakes/pads" in view.documents)
+    network = next(view for view in result.themes if view is not brakes)
+    assert brakes.size == 4 and brakes.share == pytest.approx(4 / 9, abs=1e-3) and brakes.cohesion in ("tight", "cohesive")
+    assert brakes.top_targets[0] == {"uri": "lib/brakes/pads", "cited_by": 3}
+    assert brakes.central[0] == "lib/brakes/pads"
+    assert brakes.crossovers == [{"theme": network.id, "document": "lib/brakes/abs", "links": 1}]
+    text = shapes.themes().text()
+    assert text.startswith("9 documents = 8 grouped + 1 ungrouped; 2 themes at level 0")
+    assert f"↔ {network.id} via lib/brakes/abs (1 links)" in text
+
+    env = clean_env(**neo4j_service.env())
+    done = run_cli("themes", "--json", env=env)
+    data = json.loads(done.stdout)
+    assert (data["documents"], data["grouped"], data["ungrouped"]) == (9, 8, 1)
+    assert {theme["id"]: theme["documents"] for theme in data["themes"]} == {view.id: view.documents for view in result.themes}
+    assert all(set(theme) >= {"id", "size", "conductance", "documents"} for theme in data["themes"])
+    refreshed = run_cli("themes", "--refresh", "--gamma", "2.5", env=env)
+    assert refreshed.returncode == 0 and "themes run run-" in refreshed.stdout
+    changes = run_cli("theme-changes", "--since", "2000-01-01", env=env)
+    assert changes.returncode == 0 and len([line for line in changes.stdout.splitlines() if " run-" in line]) == 2
+    assert_one_line_error(run_cli("theme-changes", "--since", "yesterday", env=env), "since must be an ISO date")

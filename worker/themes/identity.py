@@ -1,0 +1,80 @@
+"""Stable theme ids and the change log: new communities matched to the previous run's themes by
+membership overlap, and what happened between the two runs."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from worker.themes.model import Theme, ThemeChanges
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def theme_number(theme_id: str) -> int:
+    return int(theme_id.removeprefix("T"))
+
+
+def assign_ids(
+    communities: list[frozenset[str]], previous: list[Theme], threshold: float, next_number: int,
+) -> tuple[dict[str, frozenset[str]], int]:
+    """Greedy best-overlap matching: each previous theme lends its id to at most one new one."""
+    pairs = sorted(
+        ((jaccard(new, old.members), position, old.id) for position, new in enumerate(communities) for old in previous),
+        key=lambda pair: (-pair[0], pair[1], pair[2]),
+    )
+    named: dict[int, str] = {}
+    taken: set[str] = set()
+    for score, position, old_id in pairs:
+        if score < threshold:
+            break
+        if position not in named and old_id not in taken:
+            named[position] = old_id
+            taken.add(old_id)
+    themes: dict[str, frozenset[str]] = {}
+    for position, members in sorted(enumerate(communities), key=lambda item: min(item[1])):
+        if position not in named:
+            named[position] = f"T{next_number}"
+            next_number += 1
+        themes[named[position]] = members
+    return themes, next_number
+
+
+def changes(previous: dict[str, frozenset[str]], current: dict[str, frozenset[str]], share: float = 0.25) -> ThemeChanges:
+    """Level-0 changes. A theme split when at least two new themes each took `share` of it; a new
+    theme merged when it took that share of two or more old ones."""
+    found = ThemeChanges()
+    old_of = {uri: theme for theme, members in previous.items() for uri in members}
+    new_of = {uri: theme for theme, members in current.items() for uri in members}
+    flows: dict[str, Counter[str]] = defaultdict(Counter)  # old -> new -> documents
+    for uri, old in old_of.items():
+        if uri in new_of:
+            flows[old][new_of[uri]] += 1
+    for old, members in previous.items():
+        big = sorted(new for new, count in flows[old].items() if count >= max(1, share * len(members)))
+        if old not in current and not flows[old]:
+            found.dissolved.append(old)
+        elif len(big) >= 2:
+            found.split[old] = big
+        elif old not in current:
+            found.dissolved.append(old)
+    for new, members in current.items():
+        sources = sorted(old for old in previous if flows[old][new] >= max(1, share * len(previous[old])))
+        if len(sources) >= 2:
+            found.merged[new] = sources
+        elif new not in previous and not sources:
+            found.born.append(new)
+        if new in previous:
+            delta = len(members) - len(previous[new])
+            if delta > 0:
+                found.grew[new] = delta
+            elif delta < 0:
+                found.shrank[new] = -delta
+    for uri in sorted(set(old_of) | set(new_of)):
+        if old_of.get(uri) != new_of.get(uri):
+            found.moved.append({"document": uri, "from": old_of.get(uri), "to": new_of.get(uri)})
+    absorbed = {old for sources in found.merged.values() for old in sources}
+    found.dissolved = sorted(old for old in found.dissolved if old not in absorbed)  # merged, not dissolved
+    found.born.sort()
+    return found

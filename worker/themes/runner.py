@@ -1,0 +1,146 @@
+"""A themes run: read the document graph, skip when its edge set is unchanged, run Leiden seeded
+with the previous membership, keep theme ids stable, log the changes, and swap the themes in one
+transaction — a failed run leaves the previous themes in place, never half written."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+
+from neo4j import Driver, ManagedTransaction
+
+from worker.errors import LakegraphError
+from worker.graph.schema import Label, Rel
+from worker.settings import Settings
+from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
+from worker.themes.identity import assign_ids, changes, theme_number
+from worker.themes.model import Partition, Theme
+from worker.themes.projection import document_graph
+
+PREVIOUS_THEMES = f"""
+MATCH (t:{Label.THEME})
+OPTIONAL MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t)
+RETURN t.id AS id, t.level AS level, t.conductance AS conductance, collect(d.uri) AS members
+"""
+LATEST_RUN = f"""
+MATCH (r:{Label.THEME_RUN})
+RETURN r.id AS id, r.fingerprint AS fingerprint, r.gamma AS gamma, r.next_theme AS next_theme
+ORDER BY r.started DESC LIMIT 1
+"""
+DROP_THEMES = f"MATCH (t:{Label.THEME}) DETACH DELETE t"
+CLEAR_SEEDS = f"MATCH (d:{Label.DOCUMENT}) WHERE d.theme_seed IS NOT NULL REMOVE d.theme_seed"
+CREATE_THEMES = f"""
+UNWIND $themes AS th
+CREATE (t:{Label.THEME} {{id: th.id, level: th.level, gamma: $gamma, size: size(th.members),
+                          conductance: th.conductance, run: $run}})
+WITH t, th
+UNWIND th.members AS uri
+MATCH (d:{Label.DOCUMENT} {{uri: uri}})
+CREATE (d)-[:{Rel.IN_THEME}]->(t)
+"""
+SET_SEEDS = f"""
+UNWIND $rows AS r
+MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
+SET d.theme_seed = r.seed
+"""
+CREATE_RUN = f"""
+CREATE (r:{Label.THEME_RUN} {{id: $id}})
+SET r += $props, r.started = datetime($started)
+"""
+
+
+@dataclass
+class RunReport:
+    ran: bool
+    reason: str = ""
+    run_id: str = ""
+    engine: str = ""
+    seconds: float = 0.0
+    documents: int = 0
+    grouped: int = 0
+    ungrouped: int = 0
+    themes: int = 0
+    changes: dict = field(default_factory=dict)
+
+
+class ThemeRunner:
+    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+        self.settings = settings
+        self.driver = driver
+        self.database = database
+
+    def engine(self) -> Engine:
+        choice = self.settings.themes.engine
+        gds = GdsEngine(self.driver, self.database)
+        if choice == "gds" or (choice == "auto" and gds.available()):
+            return gds
+        return LeidenalgEngine()
+
+    def run(self, force: bool = False, gamma: float | None = None) -> RunReport:
+        conf = self.settings.themes
+        gamma = conf.gamma if gamma is None else gamma
+        if gamma <= 0:
+            raise LakegraphError(f"gamma must be positive, got {gamma}")
+        began, started = time.monotonic(), datetime.now(UTC)
+        graph = document_graph(self.driver, self.database)
+        latest = self.driver.execute_query(LATEST_RUN, database_=self.database).records
+        last = latest[0] if latest else None
+        if not force and last is not None and last["fingerprint"] == graph.fingerprint and last["gamma"] == gamma:
+            return RunReport(False, "the document-level edge set is unchanged since the last run")
+        previous = [
+            Theme(row["id"], row["level"], frozenset(row["members"]), row["conductance"])
+            for row in self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records
+        ]
+        seeds = {uri: theme_number(theme.id) for theme in previous if theme.level == 0 for uri in theme.members}
+        engine = self.engine()
+        partition = engine.partition(graph, gamma, seeds, conf.random_seed, conf.max_levels)
+        next_number = (last["next_theme"] if last else None) or 1 + max((theme_number(t.id) for t in previous), default=0)
+        themes, next_number = self._themes(partition, previous, next_number)
+        level0 = {theme.id: theme.members for theme in themes if theme.level == 0}
+        before = {theme.id: theme.members for theme in previous if theme.level == 0}
+        found = changes(before, level0)
+        grouped = sum(len(members) for members in level0.values())
+        run_id = f"run-{started.strftime('%Y%m%dT%H%M%S.%fZ')}"
+        report = RunReport(
+            True, "", run_id, engine.name, round(time.monotonic() - began, 3), len(graph.documents), grouped,
+            len(graph.documents) - grouped, len(level0), asdict(found),
+        )
+        props = {
+            "gamma": gamma, "engine": engine.name, "fingerprint": graph.fingerprint, "duration": report.seconds,
+            "documents": report.documents, "grouped": grouped, "ungrouped": report.ungrouped, "themes": report.themes,
+            "levels": len(partition.levels), "min_size": conf.min_size, "jaccard_threshold": conf.jaccard_threshold,
+            "random_seed": conf.random_seed, "next_theme": next_number, "changes": json.dumps(report.changes),
+        }
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(self._swap, themes, gamma, run_id, started.isoformat(), props)
+        return report
+
+    def _themes(self, partition: Partition, previous: list[Theme], next_number: int) -> tuple[list[Theme], int]:
+        found: list[Theme] = []
+        for level, membership in enumerate(partition.levels):
+            groups: dict[int, set[str]] = {}
+            for uri, community in membership.items():
+                groups.setdefault(community, set()).add(uri)
+            kept = {community: frozenset(members) for community, members in groups.items() if len(members) >= self.settings.themes.min_size}
+            named, next_number = assign_ids(
+                list(kept.values()), [theme for theme in previous if theme.level == level],
+                self.settings.themes.jaccard_threshold, next_number,
+            )
+            community_of = {members: community for community, members in kept.items()}
+            found += [
+                Theme(theme_id, level, members, partition.conductance[level].get(community_of[members], 0.0))
+                for theme_id, members in named.items()
+            ]
+        return found, next_number
+
+    @staticmethod
+    def _swap(tx: ManagedTransaction, themes: list[Theme], gamma: float, run_id: str, started: str, props: dict) -> None:
+        tx.run(DROP_THEMES).consume()
+        tx.run(CLEAR_SEEDS).consume()
+        rows = [{"id": theme.id, "level": theme.level, "members": sorted(theme.members), "conductance": theme.conductance} for theme in themes]
+        tx.run(CREATE_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
+        seeds = [{"uri": uri, "seed": theme_number(theme.id)} for theme in themes if theme.level == 0 for uri in theme.members]
+        tx.run(SET_SEEDS, rows=seeds).consume()
+        tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()
