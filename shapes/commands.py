@@ -215,6 +215,7 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
             out.print(f"MCP       {base}/mcp  (tools: {', '.join(sorted(mcp.offered))})", highlight=False, markup=False)
         if api:
             out.print(f"HTTP API  {base}/v1/...  (OpenAPI: {base}/openapi.json, {base}/healthz, {base}/metrics)", highlight=False, markup=False)
+            out.print(f"themes    {base}/themes?token=<token>  (the page authors watch)", highlight=False, markup=False)
         token_source = "serve.token" if settings.serve.token.get_secret_value() else str(token_file(settings))
         out.print(f"token     Authorization: Bearer <the token in {token_source}>", highlight=False, markup=False)
         sys.stdout.flush()

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 PING = "RETURN 1"
 GRAPH_DOWN = (Neo4jError, DriverError, OSError)
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
+PAGE_PATH = "/themes"
+COOKIE = "lakegraph_token"
 MAX_BODY = 1_000_000
 
 
@@ -78,6 +80,12 @@ ENDPOINTS = (
     Endpoint("/v1/sql", "POST", "Read-only warehouse SQL within a row, time and byte budget", (
         Param("sql", "string", "One read-only query", True), FORMAT),
         lambda shapes, a: shapes.run_sql(a["sql"])),
+    Endpoint("/v1/themes", "GET", "Themes of the document link graph (Leiden), with stable ids", (
+        Param("level", "integer", "Zoom level (0 coarsest)"), FORMAT),
+        lambda shapes, a: shapes.themes(a.get("level", 0))),
+    Endpoint("/v1/theme-changes", "GET", "The change log of themes runs", (
+        Param("since", "string", "ISO date or time"), FORMAT),
+        lambda shapes, a: shapes.theme_changes(a.get("since", "1970-01-01"))),
     Endpoint("/v1/freshness", "GET", "When the graph last applied a change from each source", (FORMAT,),
         lambda shapes, a: shapes.freshness()),
 )
@@ -207,16 +215,25 @@ def routes(shapes: Shapes) -> list[Route]:
 
 
 class BearerToken:
-    """ASGI middleware: every HTTP request but the open paths must carry the bearer token."""
+    """ASGI middleware: every HTTP request but the open paths must carry the token — as a bearer
+    header (agents, scripts), or as the cookie a browser got by opening the themes page once with
+    `?token=` (a browser cannot add headers to an EventSource)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.token = token.encode()
+
+    def _authorized(self, scope: Scope) -> bool:
+        request = Request(scope)
+        header = request.headers.get("authorization", "")
+        candidates = [header[len("Bearer "):] if header.startswith("Bearer ") else "", request.cookies.get(COOKIE, "")]
+        if scope["path"] == PAGE_PATH:
+            candidates.append(request.query_params.get("token", ""))
+        return any(hmac.compare_digest(candidate.encode(), self.token) for candidate in candidates if candidate)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            if not self._authorized(scope):
                 response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
                 await response(scope, receive, send)
                 return

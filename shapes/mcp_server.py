@@ -108,6 +108,18 @@ def tool_functions(shapes: Shapes) -> dict[str, tuple[Callable[..., str], str]]:
     def freshness(format: Format = "text") -> str:
         return _answer(shapes.freshness, format)
 
+    def themes(
+        level: Annotated[int, Field(ge=0, le=9, description="0 is the coarsest level; higher zooms in")] = 0,
+        format: Format = "text",
+    ) -> str:
+        return _answer(lambda: shapes.themes(level), format)
+
+    def theme_changes(
+        since: Annotated[str, Field(description="ISO date or time: runs from then on")] = "1970-01-01",
+        format: Format = "text",
+    ) -> str:
+        return _answer(lambda: shapes.theme_changes(since), format)
+
     return {
         "outline": (outline, "Table of contents of the document library from any URI: folders, documents, sections in reading order, and each node's outbound links (→ rows). Use it to read a document's structure or follow its references."),
         "search": (search, "Full-text search over documents and sections, optionally scoped to a URI subtree (still k hits inside the scope). Pass `expand` with synonyms you know; each hit has its URI, breadcrumb and a highlighted snippet."),
@@ -117,6 +129,8 @@ def tool_functions(shapes: Shapes) -> dict[str, tuple[Callable[..., str], str]]:
         "run_sql": (run_sql, "Run one read-only SQL query against the warehouse within a row, time and byte budget. Find tables with table_context and joins with join_path first."),
         "schema": (schema, "The graph's labels, relationship types (with counts), properties and indexes — read before writing Cypher."),
         "cypher": (cypher, "Read-only Cypher against the graph, for questions no other tool answers; time-limited and row-capped. Writes, admin procedures and LOAD CSV are refused."),
+        "themes": (themes, "Themes of the document library: communities of documents that cite each other or converge on the same targets (Leiden), with stable ids, size, cohesion, what members cite most, central documents and crossovers. Use it for common patterns across bulletins and recalls."),
+        "theme_changes": (theme_changes, "How the themes changed run by run since a time: born, dissolved, split, merged, grew, shrank, and documents that moved."),
         "freshness": (freshness, "When the graph last applied a change from each source (documents, warehouse, glossary, query log) and how many events are still queued."),
     }
 
