@@ -4,6 +4,7 @@ Also the debounce rules themselves against a real Redis, with a fake clock."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -100,6 +101,17 @@ def test_themes_follow_link_edits_debounced(live: Live, driver: Driver) -> None:
     settled = runs(driver)
     assert settled[-1]["themes"] == 2 and len(settled) <= 2
 
+    # A burst of 100 link edits (well inside the maximum wait) becomes one run, or two at most.
+    burst_began = time.time()
+    for index in range(100):
+        (live.root / f"network/burst-{index}.md").write_text(f"# Burst {index}\nSee [bcm](bcm.md) and [can](can.md).\n")
+    assert time.time() - burst_began < 5
+    wait_until(lambda: _grouped(driver, "lib/network/burst-") == 100, 60, "the burst grouped")
+    live.quiesce()
+    burst_runs = len(runs(driver)) - len(settled)
+    assert 1 <= burst_runs <= 2, burst_runs
+    settled = runs(driver)
+
     # A steady stream of link edits, one every 0.5 s for 8 s: the maximum wait (5 s) forces a run
     # before the stream ends, although the quiet window (1.5 s) never passes.
     stream_began = time.time()
@@ -109,7 +121,7 @@ def test_themes_follow_link_edits_debounced(live: Live, driver: Driver) -> None:
     stream_ended = time.time()
     during = [run for run in runs(driver)[len(settled):] if _epoch(run["started"]) < stream_ended]
     assert during, "no run during a steady stream of edits: the maximum wait did not apply"
-    wait_until(lambda: _grouped_extras(driver) == 16, 30, "the extras grouped after the stream")
+    wait_until(lambda: _grouped(driver, "lib/brakes/extra-") == 16, 30, "the extras grouped after the stream")
 
     # Text-only edits: the edge set is unchanged, so no run is recorded.
     live.quiesce()
@@ -122,7 +134,7 @@ def test_themes_follow_link_edits_debounced(live: Live, driver: Driver) -> None:
 
     # Runs never overlapped.
     spans = sorted((_epoch(run["started"]), _epoch(run["started"]) + run["duration"]) for run in runs(driver))
-    assert all(end <= next_start + 0.05 for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False))
+    assert all(end <= next_start + 0.05 for (_, end), (next_start, _) in itertools.pairwise(spans))
     assert stream_began < stream_ended
 
 
@@ -132,6 +144,6 @@ def _epoch(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-def _grouped_extras(driver: Driver) -> int:
-    query = "MATCH (d:Document)-[:IN_THEME]->(:Theme {level: 0}) WHERE d.uri STARTS WITH 'lib/brakes/extra-' RETURN count(d) AS n"
-    return driver.execute_query(query).records[0]["n"]
+def _grouped(driver: Driver, prefix: str) -> int:
+    query = "MATCH (d:Document)-[:IN_THEME]->(:Theme {level: 0}) WHERE d.uri STARTS WITH $prefix RETURN count(d) AS n"
+    return driver.execute_query(query, prefix=prefix).records[0]["n"]

@@ -4,6 +4,8 @@ the change log, skipped runs when only text changed, and failures that leave the
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,86 @@ def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Sett
     changes = run_cli("theme-changes", "--since", "2000-01-01", env=env)
     assert changes.returncode == 0 and len([line for line in changes.stdout.splitlines() if " run-" in line]) == 2
     assert_one_line_error(run_cli("theme-changes", "--since", "yesterday", env=env), "since must be an ISO date")
+
+
+def planted(root: Path, communities: int = 5, size: int = 16, seed: int = 3) -> dict[str, int]:
+    """Communities of documents citing 4 others inside and, one time in ten, one outside."""
+    rng = random.Random(seed)
+    truth = {}
+    for community in range(communities):
+        for index in range(size):
+            links = [f"../c{community}/d{rng.randrange(size)}.md" for _ in range(4)]
+            if rng.random() < 0.1:
+                links.append(f"../c{rng.randrange(communities)}/d{rng.randrange(size)}.md")
+            body = " ".join(f"[see]({link})" for link in links if not link.endswith(f"c{community}/d{index}.md"))
+            path = root / f"c{community}" / f"d{index}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# Doc {community}-{index}\n{body}\n")
+            truth[f"lib/c{community}/d{index}"] = community
+    return truth
+
+
+@pytest.fixture
+def planted_library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path, dict[str, int]]:
+    wipe(driver)
+    root = tmp_path / "lib"
+    truth = planted(root)
+    settings = neo4j_service.settings.with_section("documents", libraries=[{"name": "lib", "root": root}])
+    apply_schema(settings, driver, "neo4j")
+    load(DocumentSync(settings, driver, "neo4j"), workers=1)
+    return settings, root, truth
+
+
+def test_planted_communities_are_recovered_and_one_cross_link_keeps_the_ids(planted_library: tuple[Settings, Path, dict[str, int]], driver: Driver) -> None:
+    settings, root, truth = planted_library
+    runner = ThemeRunner(settings, driver, "neo4j")
+    runner.run()
+    first = memberships(driver)
+    # purity: each theme is (almost) one planted community, and each community is (almost) one theme
+    agree = sum(Counter(truth[uri] for uri in members).most_common(1)[0][1] for members in first.values())
+    assert len(first) == 5 and agree >= 0.95 * len(truth)
+
+    (root / "c0/d0.md").write_text((root / "c0/d0.md").read_text() + "\n[one more](../c3/d5.md)\n")
+    DocumentSync(settings, driver, "neo4j").sync_path("lib", "c0/d0.md")
+    runner.run()
+    second = memberships(driver)
+    kept = sum(1 for theme, members in first.items() if second.get(theme) and len(set(members) & set(second[theme])) >= 0.5 * len(members))
+    assert kept >= 0.9 * len(first)
+
+
+def test_a_document_whose_links_move_is_recorded_as_that_move(library: tuple[Settings, Path], driver: Driver) -> None:
+    settings, root = library
+    runner, sync = ThemeRunner(settings, driver, "neo4j"), DocumentSync(settings, driver, "neo4j")
+    (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [pads](pads.md), [abs](abs.md) and [rotors](rotors.md).\n")
+    sync.sync_path("lib", "brakes/bulletin.md")
+    runner.run()
+    themes = memberships(driver)
+    brakes = next(theme for theme, members in themes.items() if "lib/brakes/pads" in members)
+    network = next(theme for theme in themes if theme != brakes)
+    (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [bcm](../network/bcm.md), [can](../network/can.md) and [lin](../network/lin.md).\n")
+    sync.sync_path("lib", "brakes/bulletin.md")
+    report = runner.run()
+    assert report.changes["moved"] == [{"document": "lib/brakes/bulletin", "from": brakes, "to": network}]
+    assert report.changes["grew"] == {network: 1} and report.changes["shrank"] == {brakes: 1}
+
+
+def test_a_failure_injected_mid_write_leaves_the_previous_themes(library: tuple[Settings, Path], driver: Driver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap is one transaction: the old themes are already deleted and the new ones created
+    when the injected fault strikes, and all of it rolls back."""
+    settings, root = library
+    runner = ThemeRunner(settings, driver, "neo4j")
+    runner.run()
+    before = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
+    real_swap = ThemeRunner._swap
+
+    def failing_swap(tx, themes, gamma, run_id, started, props):  # noqa: ANN001, ANN202 — same signature as _swap
+        real_swap(tx, themes, gamma, run_id, started, props)
+        raise OSError("injected: the disk failed while the run was being written")
+
+    monkeypatch.setattr(ThemeRunner, "_swap", staticmethod(failing_swap))
+    (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [pads](pads.md) and [abs](abs.md).\n")
+    DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/bulletin.md")
+    with pytest.raises(OSError, match="injected"):
+        runner.run()
+    after = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
+    assert after == before

@@ -87,6 +87,14 @@ def test_the_page_shows_themes_and_updates_itself(server: tuple[str, str], libra
             expect(page.locator("#change")).to_contain_text(f"{brakes} grew by 1", timeout=15_000)
             expect(page.locator("#change")).to_contain_text(f"moved lib/brakes/bulletin: ungrouped → {brakes}")
             expect(page.locator("#header")).to_contain_text("10 documents = 9 grouped + 1 ungrouped")
+
+            # Then it rewrites the bulletin to cite the network documents: it moves between themes.
+            network = page.locator(".theme-card", has_text="lib/network/bcm").get_attribute("data-id")
+            (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [bcm](../network/bcm.md), [can](../network/can.md) and [lin](../network/lin.md).\n")
+            DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/bulletin.md")
+            ThemeRunner(settings, driver, "neo4j").run()
+            expect(page.locator("#change")).to_contain_text(f"moved lib/brakes/bulletin: {brakes} → {network}", timeout=15_000)
+            expect(page.locator(f".theme-card[data-id='{network}']")).to_contain_text("5 documents")
             page.screenshot(path=str(tmp_path / "themes-page.png"))
         finally:
             browser.close()
