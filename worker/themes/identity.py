@@ -71,10 +71,12 @@ def changes(previous: dict[str, frozenset[str]], current: dict[str, frozenset[st
                 found.grew[new] = delta
             elif delta < 0:
                 found.shrank[new] = -delta
-    for uri in sorted(set(old_of) | set(new_of)):
-        if old_of.get(uri) != new_of.get(uri):
-            found.moved.append({"document": uri, "from": old_of.get(uri), "to": new_of.get(uri)})
     absorbed = {old for sources in found.merged.values() for old in sources}
     found.dissolved = sorted(old for old in found.dissolved if old not in absorbed)  # merged, not dissolved
     found.born.sort()
+    for uri in sorted(set(old_of) | set(new_of)):
+        before, after = old_of.get(uri), new_of.get(uri)
+        if before == after or (before is None and after in found.born) or (after is None and before in found.dissolved):
+            continue  # a theme's birth or dissolution already says it
+        found.moved.append({"document": uri, "from": before, "to": after})
     return found

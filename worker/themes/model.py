@@ -13,6 +13,7 @@ class DocumentGraph:
 
     documents: list[str]  # every document uri, linked or not
     edges: dict[tuple[str, str], int]  # (a, b) with a < b -> link count
+    element_ids: dict[str, str] = field(default_factory=dict)  # uri -> Neo4j element id, for projections
 
     @property
     def fingerprint(self) -> str:

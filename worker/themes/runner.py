@@ -21,8 +21,8 @@ from worker.themes.projection import document_graph
 
 PREVIOUS_THEMES = f"""
 MATCH (t:{Label.THEME})
-OPTIONAL MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t)
-RETURN t.id AS id, t.level AS level, t.conductance AS conductance, collect(d.uri) AS members
+CALL (t) {{ OPTIONAL MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN collect(d.uri) AS members }}
+RETURN collect([t.id, t.level, t.conductance, members]) AS themes
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
@@ -90,8 +90,8 @@ class ThemeRunner:
         if not force and last is not None and last["fingerprint"] == graph.fingerprint and last["gamma"] == gamma:
             return RunReport(False, "the document-level edge set is unchanged since the last run")
         previous = [
-            Theme(row["id"], row["level"], frozenset(row["members"]), row["conductance"])
-            for row in self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records
+            Theme(theme_id, level, frozenset(members), score)
+            for theme_id, level, score, members in self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
         ]
         seeds = {uri: theme_number(theme.id) for theme in previous if theme.level == 0 for uri in theme.members}
         engine = self.engine()
@@ -115,6 +115,7 @@ class ThemeRunner:
         }
         with self.driver.session(database=self.database) as session:
             session.execute_write(self._swap, themes, gamma, run_id, started.isoformat(), props)
+        report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report
 
     def _themes(self, partition: Partition, previous: list[Theme], next_number: int) -> tuple[list[Theme], int]:
