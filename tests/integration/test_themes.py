@@ -218,8 +218,8 @@ def test_a_failure_injected_mid_write_leaves_the_previous_themes(library: tuple[
     before = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
     real_swap = ThemeRunner._swap
 
-    def failing_swap(tx, themes, gamma, run_id, started, props):  # noqa: ANN001, ANN202 — same signature as _swap
-        real_swap(tx, themes, gamma, run_id, started, props)
+    def failing_swap(tx, *args):  # noqa: ANN001, ANN002, ANN202 — _swap's own arguments
+        real_swap(tx, *args)
         raise OSError("injected: the disk failed while the run was being written")
 
     monkeypatch.setattr(ThemeRunner, "_swap", staticmethod(failing_swap))

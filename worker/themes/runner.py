@@ -29,21 +29,29 @@ MATCH (r:{Label.THEME_RUN})
 RETURN r.id AS id, r.fingerprint AS fingerprint, r.gamma AS gamma, r.next_theme AS next_theme
 ORDER BY r.started DESC LIMIT 1
 """
-DROP_THEMES = f"MATCH (t:{Label.THEME}) DETACH DELETE t"
-CLEAR_SEEDS = f"MATCH (d:{Label.DOCUMENT}) WHERE d.theme_seed IS NOT NULL REMOVE d.theme_seed"
-CREATE_THEMES = f"""
+# The swap writes only the difference to the previous run: a refresh after one edit touches a
+# handful of memberships, not every document's.
+DROP_THEMES = f"UNWIND $ids AS id MATCH (t:{Label.THEME} {{id: id}}) DETACH DELETE t"
+UPSERT_THEMES = f"""
 UNWIND $themes AS th
-CREATE (t:{Label.THEME} {{id: th.id, level: th.level, gamma: $gamma, size: size(th.members),
-                          conductance: th.conductance, run: $run}})
-WITH t, th
-UNWIND th.members AS uri
-MATCH (d:{Label.DOCUMENT} {{uri: uri}})
-CREATE (d)-[:{Rel.IN_THEME}]->(t)
+MERGE (t:{Label.THEME} {{id: th.id}})
+SET t.level = th.level, t.gamma = $gamma, t.size = th.size, t.conductance = th.conductance, t.run = $run
+"""
+LEAVE = f"""
+UNWIND $pairs AS p
+MATCH (:{Label.DOCUMENT} {{uri: p[0]}})-[r:{Rel.IN_THEME}]->(:{Label.THEME} {{id: p[1]}})
+DELETE r
+"""
+JOIN = f"""
+UNWIND $pairs AS p
+MATCH (d:{Label.DOCUMENT} {{uri: p[0]}})
+MATCH (t:{Label.THEME} {{id: p[1]}})
+MERGE (d)-[:{Rel.IN_THEME}]->(t)
 """
 SET_SEEDS = f"""
 UNWIND $rows AS r
-MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
-SET d.theme_seed = r.seed
+MATCH (d:{Label.DOCUMENT} {{uri: r[0]}})
+SET d.theme_seed = r[1]
 """
 CREATE_RUN = f"""
 CREATE (r:{Label.THEME_RUN} {{id: $id}})
@@ -114,7 +122,7 @@ class ThemeRunner:
             "random_seed": conf.random_seed, "next_theme": next_number, "changes": json.dumps(report.changes),
         }
         with self.driver.session(database=self.database) as session:
-            session.execute_write(self._swap, themes, gamma, run_id, started.isoformat(), props)
+            session.execute_write(self._swap, previous, themes, gamma, run_id, started.isoformat(), props)
         report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report
 
@@ -137,11 +145,19 @@ class ThemeRunner:
         return found, next_number
 
     @staticmethod
-    def _swap(tx: ManagedTransaction, themes: list[Theme], gamma: float, run_id: str, started: str, props: dict) -> None:
-        tx.run(DROP_THEMES).consume()
-        tx.run(CLEAR_SEEDS).consume()
-        rows = [{"id": theme.id, "level": theme.level, "members": sorted(theme.members), "conductance": theme.conductance} for theme in themes]
-        tx.run(CREATE_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
-        seeds = [{"uri": uri, "seed": theme_number(theme.id)} for theme in themes if theme.level == 0 for uri in theme.members]
-        tx.run(SET_SEEDS, rows=seeds).consume()
+    def _swap(tx: ManagedTransaction, previous: list[Theme], themes: list[Theme], gamma: float, run_id: str, started: str, props: dict) -> None:
+        """Make the stored themes equal `themes`, in the caller's one transaction."""
+        kept = {theme.id for theme in themes}
+        tx.run(DROP_THEMES, ids=[theme.id for theme in previous if theme.id not in kept]).consume()
+        rows = [{"id": theme.id, "level": theme.level, "size": len(theme.members), "conductance": theme.conductance} for theme in themes]
+        tx.run(UPSERT_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
+        before = {(uri, theme.id) for theme in previous if theme.id in kept for uri in theme.members}
+        after = {(uri, theme.id) for theme in themes for uri in theme.members}
+        tx.run(LEAVE, pairs=sorted(before - after)).consume()
+        tx.run(JOIN, pairs=sorted(after - before)).consume()
+        old_seeds = {uri: theme_number(theme.id) for theme in previous if theme.level == 0 for uri in theme.members}
+        new_seeds = {uri: theme_number(theme.id) for theme in themes if theme.level == 0 for uri in theme.members}
+        changed = [[uri, seed] for uri, seed in new_seeds.items() if old_seeds.get(uri) != seed]
+        changed += [[uri, None] for uri in old_seeds if uri not in new_seeds]  # ungrouped now: no seed
+        tx.run(SET_SEEDS, rows=changed).consume()
         tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()
