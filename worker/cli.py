@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from shapes.commands import COMMANDS as READ_COMMANDS
+from worker.demo.command import demo_command
 from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context
 from worker.errors import LakegraphError
@@ -20,12 +21,6 @@ from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
 from worker.settings import Settings
-
-# Commands of the design that later issues build; they say so instead of pretending to work.
-PLANNED: dict[str, tuple[int, str]] = {
-    "demo": (7, "make the demo dataset if absent, then `up` on it"),
-}
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="User settings file (TOML).")
@@ -110,8 +105,9 @@ def neo4j_status(ctx: Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--serve", is_flag=True, help="Also serve MCP and the HTTP API (lakegraph serve --mcp http --http).")
 @pass_context
-def up(ctx: Context) -> None:
+def up(ctx: Context, serve: bool) -> None:
     """Run the whole stack until Ctrl-C: local engines where none is configured, the Celery worker."""
     from worker import supervisor
 
@@ -122,7 +118,7 @@ def up(ctx: Context) -> None:
         out.print(f"[bold green]ready[/] in {time.monotonic() - began:.1f} s ({names}); Ctrl-C stops everything")
         out.print(f"logs in {stack.logs_dir}")
 
-    supervisor.run(ctx.settings, say=lambda line: out.print(line, highlight=False, markup=False), ready=ready)
+    supervisor.run(ctx.settings, say=lambda line: out.print(line, highlight=False, markup=False), ready=ready, serve=serve)
 
 
 @cli.command()
@@ -453,19 +449,9 @@ def subscribe(ctx: Context) -> None:
     out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
 
 
-def _planned(name: str, issue: int, summary: str) -> click.Command:
-    @click.command(name, help=f"{summary} (not built yet: issue #{issue}).", context_settings={"ignore_unknown_options": True})
-    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def command(args: tuple[str, ...]) -> None:
-        raise LakegraphError(f"`lakegraph {name}` is not built yet (tracked in issue #{issue})")
-
-    return command
-
-
-for _name, (_issue, _summary) in PLANNED.items():
-    cli.add_command(_planned(_name, _issue, _summary))
 for _command in READ_COMMANDS:
     cli.add_command(_command)
+cli.add_command(demo_command)
 
 
 def main() -> None:

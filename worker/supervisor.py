@@ -140,7 +140,7 @@ def child_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def children(settings: Settings) -> list[Child]:
+def children(settings: Settings, serve: bool = False) -> list[Child]:
     celery = [sys.executable, "-m", "celery", "-A", "worker.celery_app"]
     schedule = settings.state_path / "celerybeat-schedule"
     found = [
@@ -150,12 +150,14 @@ def children(settings: Settings) -> list[Child]:
     found.append(Child("watch", [sys.executable, "-m", "worker.cli", "watch"]))
     if settings.pubsub.subscription:
         found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"]))
+    if serve:
+        found.append(Child("serve", [sys.executable, "-m", "worker.cli", "serve", "--mcp", "http", "--http"]))
     return found
 
 
-def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack], None]) -> None:
+def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack], None], serve: bool = False) -> None:
     """Start everything, call `ready`, supervise until SIGINT/SIGTERM, then stop everything."""
-    stack = Stack(settings, child_env(settings), say, children(settings))
+    stack = Stack(settings, child_env(settings), say, children(settings, serve))
 
     def request_stop(signum: int, _frame: object) -> None:
         stack.stopping.set()

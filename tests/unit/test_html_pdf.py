@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.pdfs import make_pdf
+from worker.demo.pdf import make_pdf
 from worker.documents.parsers import html, pdf
 from worker.documents.source import build
 

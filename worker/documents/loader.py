@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -65,7 +66,9 @@ def _parsed(jobs: list[Job], workers: int) -> Iterator[PreparedDocument | tuple[
     if workers <= 1 or len(jobs) < 2 * PARSE_CHUNK:
         yield from map(_parse, jobs)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # forkserver: workers fork from a clean single-threaded server, never from this process, whose
+    # threads (progress bars, driver, supervisor) may hold locks a forked child would wait on forever.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         yield from pool.map(_parse, jobs, chunksize=PARSE_CHUNK)
 
 

@@ -1,4 +1,4 @@
-"""Real PDFs for tests, written with pypdf: text pages, an outline, link annotations."""
+"""Real PDFs written with pypdf (text pages, an outline, link annotations): the demo library's PDFs and the tests'."""
 
 from __future__ import annotations
 

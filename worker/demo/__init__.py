@@ -1,0 +1,1 @@
+"""The demo: a simulated automotive repair lakehouse, generated deterministically from a seed."""
