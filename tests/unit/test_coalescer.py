@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from worker.documents.watcher import Coalescer, Job
+from pathlib import Path
+
+from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileOpenedEvent
+
+from worker.documents.watcher import Coalescer, GlossaryHandler, Job
 
 
 class Clock:
@@ -37,3 +41,16 @@ def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:
     clock.now = 0.25
     assert coalescer.due() == [first]
     assert coalescer.due(everything=True) == [second]
+
+
+def test_reading_the_glossary_does_not_trigger_another_sync(tmp_path: Path) -> None:
+    """inotify reports the sync's own read of the file (opened, closed unchanged): a feedback loop
+    that re-synced the glossary every 200 ms until those events were ignored."""
+    glossary = tmp_path / "glossary.toml"
+    coalescer = Coalescer(0.0, lambda: 0.0)
+    handler = GlossaryHandler(glossary, coalescer)
+    handler.on_any_event(FileOpenedEvent(str(glossary)))
+    handler.on_any_event(FileClosedNoWriteEvent(str(glossary)))
+    assert len(coalescer) == 0
+    handler.on_any_event(FileClosedEvent(str(glossary)))  # closed after writing: a change
+    assert len(coalescer) == 1

@@ -65,13 +65,17 @@ class Coalescer:
         return len(self._pending)
 
 
+# inotify also reports files being opened and closed unchanged: reads, never changes.
+READ_ONLY_EVENTS = ("opened", "closed_no_write")
+
+
 class LibraryHandler(FileSystemEventHandler):
     def __init__(self, library: Library, coalescer: Coalescer) -> None:
         self.library = library
         self.coalescer = coalescer
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
+        if event.event_type in READ_ONLY_EVENTS:
             return
         paths = [event.src_path]
         if event.event_type == "moved":
@@ -111,6 +115,8 @@ class GlossaryHandler(FileSystemEventHandler):
         self.coalescer = coalescer
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in READ_ONLY_EVENTS:  # the sync reading the file must not trigger another sync
+            return
         touched = [event.src_path] + ([event.dest_path] if event.event_type == "moved" else [])
         if any(Path(raw.decode() if isinstance(raw, bytes) else raw) == self.path for raw in touched):
             self.coalescer.add(Job(SYNC_GLOSSARY, ()))
