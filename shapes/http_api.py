@@ -232,9 +232,8 @@ class BearerToken:
         return any(hmac.compare_digest(candidate.encode(), self.token) for candidate in candidates if candidate)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
-            if not self._authorized(scope):
-                response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
-                return
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS and not self._authorized(scope):
+            response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send)
+            return
         await self.app(scope, receive, send)

@@ -22,8 +22,8 @@ from starlette.types import ASGIApp
 
 from shapes.http_api import BearerToken, routes
 from shapes.mcp_server import LakegraphMCP
-from shapes.themes_page import routes as page_routes
 from shapes.service import Shapes
+from shapes.themes_page import routes as page_routes
 from worker.settings import Settings
 
 

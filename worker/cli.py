@@ -13,14 +13,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from shapes.commands import COMMANDS as READ_COMMANDS
-from worker.demo.command import demo_command
 from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context
+from worker.demo.command import demo_command
 from worker.errors import LakegraphError
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
 from worker.settings import Settings
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="User settings file (TOML).")

@@ -3,10 +3,10 @@ links resolved once every document exists, and documents no longer on disk remov
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
