@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,9 @@ class Live:
         wait_until(idle, timeout, "the task queue to drain")
 
 
-@pytest.fixture
-def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
+@contextmanager
+def live_stack(service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path, **extra_env: str) -> Iterator[Live]:
+    """A real worker and watcher on an empty library, on a wiped graph and a flushed Redis."""
     wipe(driver)
     schema.apply(driver, "neo4j")
     redis_server.client(redis_service.url, 5).flushall()
@@ -98,9 +100,10 @@ def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_serve
         LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
         LAKEGRAPH_REDIS__URL=redis_service.url,
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "lib", "root": str(root)}]),
-        **neo4j_service.env(),
+        **service.env(),
+        **extra_env,
     )
-    stack = Live(root, env, driver, neo4j_service)
+    stack = Live(root, env, driver, service)
     stack.start_worker()
     stack.start_watcher()
     try:
@@ -108,6 +111,12 @@ def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_serve
     finally:
         stack.stop(stack.watcher)
         stack.stop(stack.worker)
+
+
+@pytest.fixture
+def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
+    with live_stack(neo4j_service, driver, redis_service, tmp_path) as stack:
+        yield stack
 
 
 def visible_after(live: Live, token: str, timeout: float = 10) -> float:

@@ -5,7 +5,6 @@ Also the debounce rules themselves against a real Redis, with a fake clock."""
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,11 +13,8 @@ import pytest
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
-from tests.graph_dump import wipe
-from tests.helpers import clean_env
-from tests.integration.test_live_documents import Live
+from tests.integration.test_live_documents import Live, live_stack
 from tests.integration.test_themes import brakes_and_network
-from worker.graph import schema
 from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
 from worker.themes.schedule import Decision, ThemeScheduler
@@ -67,27 +63,9 @@ def test_debounce_rules(redis_service: redis_server.LocalRedis) -> None:
 
 @pytest.fixture
 def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    redis_server.client(redis_service.url, 5).flushall()
-    root = tmp_path / "lib"
-    root.mkdir()
-    env = clean_env(
-        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
-        LAKEGRAPH_REDIS__URL=redis_service.url,
-        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "lib", "root": str(root)}]),
-        LAKEGRAPH_THEMES__QUIET_SECONDS="1.5",
-        LAKEGRAPH_THEMES__MAX_WAIT_SECONDS="5",
-        **neo4j_service.env(),
-    )
-    stack = Live(root, env, driver, neo4j_service)
-    stack.start_worker()
-    stack.start_watcher()
-    try:
+    quick = {"LAKEGRAPH_THEMES__QUIET_SECONDS": "1.5", "LAKEGRAPH_THEMES__MAX_WAIT_SECONDS": "5"}
+    with live_stack(neo4j_service, driver, redis_service, tmp_path, **quick) as stack:
         yield stack
-    finally:
-        stack.stop(stack.watcher)
-        stack.stop(stack.worker)
 
 
 def runs(driver: Driver) -> list[dict]:

@@ -48,15 +48,19 @@ def brakes_and_network(root: Path) -> None:
         path.write_text(text)
 
 
-@pytest.fixture
-def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
+def load_two_clusters(service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
     wipe(driver)
     root = tmp_path / "lib"
     brakes_and_network(root)
-    settings = neo4j_service.settings.with_section("documents", libraries=[{"name": "lib", "root": root}])
+    settings = service.settings.with_section("documents", libraries=[{"name": "lib", "root": root}])
     apply_schema(settings, driver, "neo4j")
     load(DocumentSync(settings, driver, "neo4j"), workers=1)
     return settings, root
+
+
+@pytest.fixture
+def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
+    return load_two_clusters(neo4j_service, driver, tmp_path)
 
 
 def memberships(driver: Driver) -> dict[str, list[str]]:
@@ -218,7 +222,7 @@ def test_a_failure_injected_mid_write_leaves_the_previous_themes(library: tuple[
     before = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
     real_swap = ThemeRunner._swap
 
-    def failing_swap(tx, *args):  # noqa: ANN001, ANN002, ANN202 — _swap's own arguments
+    def failing_swap(tx, *args):
         real_swap(tx, *args)
         raise OSError("injected: the disk failed while the run was being written")
 

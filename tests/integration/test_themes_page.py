@@ -14,12 +14,9 @@ from neo4j import Driver
 from playwright.sync_api import expect, sync_playwright
 
 from tests.conftest import Neo4jService
-from tests.graph_dump import wipe
 from tests.helpers import LAKEGRAPH, clean_env
-from tests.integration.test_themes import brakes_and_network
-from worker.documents.loader import load
+from tests.integration.test_themes import load_two_clusters
 from worker.documents.sync import DocumentSync
-from worker.graph.setup import apply_schema
 from worker.runtime.processes import stop_pid
 from worker.settings import Settings
 from worker.themes.runner import ThemeRunner
@@ -40,12 +37,7 @@ def chromium() -> str:
 
 @pytest.fixture
 def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
-    wipe(driver)
-    root = tmp_path / "lib"
-    brakes_and_network(root)
-    settings = neo4j_service.settings.with_section("documents", libraries=[{"name": "lib", "root": root}])
-    apply_schema(settings, driver, "neo4j")
-    load(DocumentSync(settings, driver, "neo4j"), workers=1)
+    settings, root = load_two_clusters(neo4j_service, driver, tmp_path)
     ThemeRunner(settings, driver, "neo4j").run()
     return settings, root
 
