@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import ToolAnnotations
+from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field
 
 from shapes.errors import ShapeError
@@ -144,15 +147,20 @@ class LakegraphMCP:
     def __init__(self, shapes: Shapes) -> None:
         self.shapes = shapes
         self.bus = InMemorySubscriptionBus()
-        self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus)
+        self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools])
         self.functions = tool_functions(shapes)
         self.offered: set[str] = set()
+        self.lock = threading.Lock()
 
     def wanted(self) -> set[str]:
         return {TOOL_FOR_SHAPE.get(shape, shape) for shape in self.shapes.available()} & set(self.functions)
 
     def sync_tools(self) -> bool:
         """Register what can answer now and drop what cannot; True when the list changed."""
+        with self.lock:  # the periodic check and a client's request may both get here
+            return self._sync_tools()
+
+    def _sync_tools(self) -> bool:
         wanted = self.wanted()
         for name in sorted(self.offered - wanted):
             self.server.remove_tool(name)
@@ -163,6 +171,18 @@ class LakegraphMCP:
         changed = wanted != self.offered
         self.offered = wanted
         return changed
+
+    async def _current_tools(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        """A client listing tools, or calling one not offered, sees what exists at this moment,
+        not as of the last periodic check."""
+        unknown_call = ctx.method == "tools/call" and (ctx.params or {}).get("name") not in self.offered
+        if ctx.method == "tools/list" or unknown_call:
+            try:
+                if await anyio.to_thread.run_sync(self.sync_tools):
+                    await self.bus.publish(ToolsListChanged())
+            except (LakegraphError, Neo4jError, DriverError) as failed:
+                log.warning("tool list not refreshed: %s", failed)
+        return await call_next(ctx)
 
     async def keep_tools_current(self, interval: float) -> None:
         """Re-evaluate the tool list forever; announce each change to listening clients."""

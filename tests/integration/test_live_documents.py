@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import redis
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
@@ -78,11 +79,16 @@ class Live:
 
     def quiesce(self, timeout: float = 60) -> None:
         """Wait until the queue is empty and nothing is running."""
-        app = create_app(self.settings())
         broker = redis_server.client(self.env["LAKEGRAPH_REDIS__URL"], 5)
 
         def idle() -> bool:
-            active = app.control.inspect(timeout=0.5).active() or {}
+            app = create_app(self.settings())
+            try:
+                active = app.control.inspect(timeout=0.5).active() or {}
+            except redis.ConnectionError:  # a connection from before a broker restart: the next poll opens a new one
+                return False
+            finally:
+                app.close()
             return broker.llen("celery") == 0 and not any(active.values())
 
         wait_until(idle, timeout, "the task queue to drain")

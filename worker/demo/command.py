@@ -77,6 +77,23 @@ def load_everything(settings: Settings) -> dict:
     return summary
 
 
+def wait_for_tools(base: str, token: str, timeout: float = 60.0) -> None:
+    """Ready means an agent finds every tool: wait until the server offers the themes too (it
+    re-checks what exists every serve.tools_refresh_interval seconds)."""
+    import httpx2
+
+    from worker.runtime.processes import wait_until
+
+    def offered() -> bool:
+        try:
+            answer = httpx2.get(f"{base}/v1/tools", headers={"Authorization": f"Bearer {token}"}, timeout=5)
+        except httpx2.HTTPError:
+            return False
+        return answer.status_code == 200 and "themes" in answer.json()["available"]
+
+    wait_until(offered, timeout, "the MCP and HTTP server to offer every tool")
+
+
 @click.command("demo")
 @click.option("--folder", type=click.Path(path_type=Path), default=Path("lakegraph-demo"), show_default=True, help="Where the dataset lives.")
 @click.option("--seed", default=7, show_default=True, help="Dataset seed (the same seed gives the same dataset).")
@@ -105,6 +122,7 @@ def demo_command(folder: Path, seed: int, vehicles: int, port: int | None) -> No
 
     def ready(stack: supervisor.Stack) -> None:
         summary = load_everything(settings)
+        wait_for_tools(base, token)
         out.print(f"[bold green]ready[/] in {time.monotonic() - began:.1f} s: {summary['documents']} documents, {summary['themes']} themes")
         out.print(f"themes page  {base}/themes?token={token}", highlight=False, markup=False)
         out.print(f"MCP          {base}/mcp  (Authorization: Bearer <{settings.state_path / 'serve' / 'token'}>)", highlight=False, markup=False)
