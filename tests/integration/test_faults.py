@@ -4,9 +4,10 @@ ends equal to the files by a full comparison."""
 
 from __future__ import annotations
 
+import json
+import signal
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from neo4j import Driver, GraphDatabase
 from tests.conftest import Neo4jService, runtime_settings
 from tests.graph_dump import dump, wipe
 from tests.integration.test_live_documents import Live, live_stack
+from tests.integration.test_neo4j_runtime import runtime_env
+from tests.integration.test_up import start_up
 from worker.celery_app import create_app
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
@@ -22,6 +25,7 @@ from worker.errors import LakegraphError
 from worker.graph import schema
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import free_port, wait_until
+from worker.settings import load_settings
 
 pytestmark = pytest.mark.timeout(420)
 DOCUMENTS = "MATCH (d:Document) RETURN count(d) AS n"
@@ -60,33 +64,51 @@ def differences_from_files(live: Live, driver: Driver) -> tuple[int, int]:
     return documents, len(set(recovered[0]) ^ set(fresh[0]) | set(recovered[1]) ^ set(fresh[1]))
 
 
-@contextmanager
-def own_redis(tmp_path: Path) -> Iterator[tuple[object, redis_server.LocalRedis]]:
-    settings = runtime_settings(tmp_path / "redis-state")
-    running = redis_server.start(settings)
+def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
+    """The whole product: `lakegraph up` with its embedded Redis, restarted in the middle of a
+    stream of 400 file events. A worker that loses its broker with tasks in flight may exit (a
+    Celery/kombu fault on unacked messages); the supervisor restarts it, and what the outage
+    dropped the reconcile repairs."""
+    library = tmp_path / "lib"
+    library.mkdir()
+    libraries = [{"name": "lib", "root": str(library)}]
+    env = runtime_env(tmp_path / "state", LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps(libraries))
+    settings = load_settings(state_dir=str(tmp_path / "state"), documents={"libraries": libraries})
+    process, _ = start_up(env)
     try:
-        yield settings, running
+        running = neo4j_server.status(settings)
+        assert running is not None
+        settings = settings.with_section("neo4j", uri=running.uri, password=running.password)
+        with GraphDatabase.driver(running.uri, auth=(neo4j_server.LOCAL_USER, running.password)) as up_driver:
+            for index in range(400):
+                folder = library / f"batch-{index % 10}"
+                folder.mkdir(exist_ok=True)
+                (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
+                if index == 150:
+                    redis_server.stop(settings)
+                if index == 250:
+                    redis_server.start(settings)
+            count = lambda: up_driver.execute_query(DOCUMENTS).records[0]["n"]
+            try:
+                wait_until(lambda: count() == 400, 90, "400 documents")
+            except LakegraphError:
+                pass
+            through_retries = count()
+            app = create_app(settings.with_section("redis", url=redis_server.broker_url(settings)))
+            wait_until(lambda: bool(app.control.ping(timeout=1)), 60, "a worker answering again")
+            app.send_task("lakegraph.reconcile_documents").get(timeout=180)
+            recovered = dump(up_driver)
+            documents = sum(1 for labels, _ in recovered[0] if labels == ("Document",))
+            wipe(up_driver)
+            schema.apply(up_driver, "neo4j")
+            load(DocumentSync(settings, up_driver, "neo4j"), workers=1)
+            fresh = dump(up_driver)
+            differences = len(set(recovered[0]) ^ set(fresh[0]) | set(recovered[1]) ^ set(fresh[1]))
     finally:
-        redis_server.stop(settings)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (issue 8): after its broker restarts, the Celery worker reconnects but stops consuming "
-    "(400 events queued, none applied); strict, so this fails once fixed"
-))
-def test_redis_restarted_while_tasks_are_queued_and_running(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> None:
-    with own_redis(tmp_path) as (redis_settings, redis), live_stack(neo4j_service, driver, redis, tmp_path) as live:
-        for index in range(400):
-            write(live, index)
-            if index == 150:
-                redis_server.stop(redis_settings)  # the queue and the running tasks lose their broker
-            if index == 250:
-                restarted = redis_server.start(redis_settings)  # same socket, the append-only file replayed
-                assert restarted.url == redis.url
-        before_reconcile = settle(live, driver, 400, 30)
-        documents, differences = differences_from_files(live, driver)
-    print(f"\nRedis down for events 151-250 of 400: {before_reconcile} documents through retries alone, "
-          f"{documents} after the reconcile, {differences} differences")
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    print(f"\nRedis restarted under `lakegraph up` during 400 events: {through_retries} documents before the reconcile, "
+          f"{documents} after, {differences} differences")
     assert (documents, differences) == (400, 0)
 
 
