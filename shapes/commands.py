@@ -54,13 +54,6 @@ def search_command(ctx: Context, query: str, under: str | None, expand: tuple[st
 @pass_context
 def coverage_command(ctx: Context, terms: tuple[str, ...], under: str | None, as_json: bool) -> None:
     """Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are."""
-    if as_json:
-        driver, where = connect(ctx.settings)
-        with driver:
-            result = Shapes(ctx.settings, driver, where.database).coverage(list(terms), under)
-        data = result.data()
-        emit_json({"missing": data["missing"], "found": data["found"], "mentions": data["mentions"], "freshness": data["freshness"]})
-        return
     answer(ctx, as_json, lambda shapes: shapes.coverage(list(terms), under))
 
 

@@ -126,7 +126,6 @@ class TableContextShape:
             raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
         lucene = " OR ".join(escape(word) for word in question.split())
         rankings: dict[str, list[str]] = {}
-        via: dict[str, list[str]] = {}
         term_rows = self._run(BY_TERM, lucene=lucene, limit=CANDIDATES)
         rankings["term"] = [row["id"] for row in term_rows]
         via = {row["id"]: row["via"] for row in term_rows}

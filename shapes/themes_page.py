@@ -21,7 +21,9 @@ from starlette.routing import Route
 from shapes.http_api import COOKIE, PAGE_PATH
 from shapes.service import Shapes
 from shapes.themes import ThemesResult, theme_changes
+from worker.graph.schema import Label
 
+LATEST_RUN_ID = f"MATCH (r:{Label.THEME_RUN}) RETURN r.id AS id ORDER BY r.started DESC LIMIT 1"
 POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
 SIZE = 640
@@ -122,6 +124,10 @@ def routes(shapes: Shapes) -> list[Route]:
             return response
         return Response(PAGE, media_type="text/html")
 
+    def latest_run() -> str | None:
+        rows = shapes.driver.execute_query(LATEST_RUN_ID, database_=shapes.database).records
+        return rows[0]["id"] if rows else None
+
     def snapshot() -> dict:
         answer = shapes.themes(0)
         run = answer.result.run
@@ -136,11 +142,13 @@ def routes(shapes: Shapes) -> list[Route]:
             shown: object = object()
             quiet = 0.0
             while not await request.is_disconnected():
-                data = await anyio.to_thread.run_sync(snapshot)
-                run = data["themes"]["run"]["id"] if data["themes"]["run"] else None
+                # Each second only the latest run's id is read; the themes shape (which reads every
+                # link) is built only when a new run has landed.
+                run = await anyio.to_thread.run_sync(latest_run)
                 if run != shown:
                     shown = run
                     quiet = 0.0
+                    data = await anyio.to_thread.run_sync(snapshot)
                     yield f"event: themes\ndata: {json.dumps(data, default=str)}\n\n"
                 elif quiet >= KEEPALIVE_SECONDS:
                     quiet = 0.0

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from neo4j import Driver
 
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
+from worker.graph import schema
+from worker.settings import Settings
+
 VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
 DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
 
@@ -37,3 +42,15 @@ def dump(driver: Driver) -> tuple[list, list]:
 def wipe(driver: Driver) -> None:
     with driver.session() as session:
         session.run(WIPE).consume()
+
+
+def differences_from_files(driver: Driver, settings: Settings) -> tuple[int, int]:
+    """(documents in the graph, differences against a fresh load of the same files). Leaves the
+    graph as the fresh load made it."""
+    recovered = dump(driver)
+    documents = sum(1 for labels, _ in recovered[0] if labels == ("Document",))
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    load(DocumentSync(settings, driver, "neo4j"), workers=1)
+    fresh = dump(driver)
+    return documents, len(set(recovered[0]) ^ set(fresh[0]) | set(recovered[1]) ^ set(fresh[1]))

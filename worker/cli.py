@@ -14,7 +14,7 @@ from rich.table import Table
 
 from shapes.commands import COMMANDS as READ_COMMANDS
 from worker import doctor as doctor_module
-from worker.cli_support import Context, emit_json, err, out, pass_context
+from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.demo.command import demo_command
 from worker.errors import LakegraphError
 from worker.graph.connection import connect
@@ -153,14 +153,6 @@ def load() -> None:
 @pass_context
 def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     """Load document libraries (ROOT: PATH or NAME=PATH; default: documents.libraries)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
     from worker.documents.loader import load as load_documents
     from worker.documents.sync import DocumentSync
 
@@ -171,15 +163,7 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     with driver:
         apply_schema(settings, driver, where.database)
         sync = DocumentSync(settings, driver, where.database)
-        columns = (TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err, disable=as_json) as bars:
-            tasks: dict[str, object] = {}
-
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bars.add_task(stage, total=total)
-                bars.update(tasks[stage], completed=done, total=total)
-
+        with progress_bars(disable=as_json) as progress:
             report = load_documents(sync, progress)
     if as_json:
         emit_json({**report.__dict__, "sections_per_second": report.sections_per_second})
@@ -200,32 +184,20 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
 @pass_context
 def load_warehouse(ctx: Context, as_json: bool) -> None:
     """Load the warehouse's metadata, the glossary, and the audit-log files in warehouse.audit_log_dir."""
-    from worker.warehouse.audit_files import folder_files, ingest
-    from worker.warehouse.query_graph import QueryGraph
-    from worker.warehouse.sync import WarehouseSync
+    from worker.warehouse.load import load_warehouse as load_all
 
     driver, where = connect(ctx.settings)
     with driver:
         apply_schema(ctx.settings, driver, where.database)
-        sync = WarehouseSync(ctx.settings, driver, where.database)
-        reports = {}
-        with err.status("reading the warehouse's information schema") as status:
-            for name in sync.connector.schemas():
-                status.update(f"schema {name}")
-                reports[name] = sync.sync_schema(name).__dict__
-            status.update("glossary")
-            terms = sync.sync_glossary()
-            queries = QueryGraph(driver, where.database, ctx.settings.warehouse.sql_dialect)
-            logs = []
-            for path in folder_files(ctx.settings.audit_log_path):
-                status.update(f"query log {path.name}")
-                logs.append(ingest(path, queries, sync))
+        with progress_bars(disable=as_json) as progress:
+            loaded = load_all(ctx.settings, driver, where.database, progress)
+    reports, terms, logs = loaded.schemas, loaded.glossary, loaded.query_logs
     if as_json:
         emit_json({"schemas": reports, "glossary": None if terms is None else terms.__dict__, "query_logs": logs})
         return
     for name, report in reports.items():
         out.print(
-            f"{sync.connector.database}.{name}: {report['tables_written']} tables and {report['columns_written']} columns "
+            f"{loaded.database}.{name}: {report['tables_written']} tables and {report['columns_written']} columns "
             f"written, {report['tables_deleted']} tables and {report['columns_deleted']} columns removed, {report['keys']} key columns",
             highlight=False, markup=False,
         )

@@ -14,27 +14,22 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from tests.conftest import Neo4jService, runtime_settings
-from tests.graph_dump import dump, wipe
-from tests.integration.test_live_documents import Live, live_stack
+from tests.graph_dump import differences_from_files
+from tests.integration.test_live_documents import (
+    Live,
+    live_stack,
+    write_linked_document,
+)
 from tests.integration.test_neo4j_runtime import runtime_env
 from tests.integration.test_up import start_up
 from worker.celery_app import create_app
-from worker.documents.loader import load
-from worker.documents.sync import DocumentSync
 from worker.errors import LakegraphError
-from worker.graph import schema
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import free_port, wait_until
 from worker.settings import load_settings
 
 pytestmark = pytest.mark.timeout(420)
 DOCUMENTS = "MATCH (d:Document) RETURN count(d) AS n"
-
-
-def write(live: Live, index: int) -> None:
-    folder = live.root / f"batch-{index % 10}"
-    folder.mkdir(exist_ok=True)
-    (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
 
 
 def settle(live: Live, driver: Driver, expected: int, timeout: float) -> int:
@@ -50,18 +45,6 @@ def settle(live: Live, driver: Driver, expected: int, timeout: float) -> int:
     create_app(live.settings()).send_task("lakegraph.reconcile_documents").get(timeout=120)
     live.quiesce()
     return before
-
-
-def differences_from_files(live: Live, driver: Driver) -> tuple[int, int]:
-    """(documents in the graph, differences against a fresh load of the same files)."""
-    live.stop(live.watcher)
-    recovered = dump(driver)
-    documents = sum(1 for labels, _ in recovered[0] if labels == ("Document",))
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    load(DocumentSync(live.settings(), driver, "neo4j"), workers=1)
-    fresh = dump(driver)
-    return documents, len(set(recovered[0]) ^ set(fresh[0]) | set(recovered[1]) ^ set(fresh[1]))
 
 
 def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
@@ -81,9 +64,7 @@ def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
         settings = settings.with_section("neo4j", uri=running.uri, password=running.password)
         with GraphDatabase.driver(running.uri, auth=(neo4j_server.LOCAL_USER, running.password)) as up_driver:
             for index in range(400):
-                folder = library / f"batch-{index % 10}"
-                folder.mkdir(exist_ok=True)
-                (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
+                write_linked_document(library, index)
                 if index == 150:
                     redis_server.stop(settings)
                 if index == 250:
@@ -97,13 +78,7 @@ def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
             app = create_app(settings.with_section("redis", url=redis_server.broker_url(settings)))
             wait_until(lambda: bool(app.control.ping(timeout=1)), 60, "a worker answering again")
             app.send_task("lakegraph.reconcile_documents").get(timeout=180)
-            recovered = dump(up_driver)
-            documents = sum(1 for labels, _ in recovered[0] if labels == ("Document",))
-            wipe(up_driver)
-            schema.apply(up_driver, "neo4j")
-            load(DocumentSync(settings, up_driver, "neo4j"), workers=1)
-            fresh = dump(up_driver)
-            differences = len(set(recovered[0]) ^ set(fresh[0]) | set(recovered[1]) ^ set(fresh[1]))
+            documents, differences = differences_from_files(up_driver, settings)
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
@@ -129,7 +104,7 @@ def test_neo4j_restarted_while_writes_are_in_flight(own_neo4j: tuple, redis_serv
     settings, service, own_driver = own_neo4j
     with live_stack(service, own_driver, redis_service, tmp_path) as live:
         for index in range(300):
-            write(live, index)
+            write_linked_document(live.root, index)
             if index == 100:
                 neo4j_server.stop(settings)  # writes in flight fail; the tasks retry with backoff
             if index == 200:
@@ -137,7 +112,8 @@ def test_neo4j_restarted_while_writes_are_in_flight(own_neo4j: tuple, redis_serv
         began = time.monotonic()
         before_reconcile = settle(live, own_driver, 300, 180)
         caught_up = time.monotonic() - began
-        documents, differences = differences_from_files(live, own_driver)
+        live.stop(live.watcher)
+        documents, differences = differences_from_files(own_driver, live.settings())
     print(f"\nNeo4j down for events 101-200 of 300: {before_reconcile} documents through retries alone "
           f"({caught_up:.1f} s after the last event), {documents} after the reconcile, {differences} differences")
     assert (documents, differences) == (300, 0)

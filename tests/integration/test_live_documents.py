@@ -20,11 +20,10 @@ import redis
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
-from tests.graph_dump import dump, wipe
+from tests.graph_dump import differences_from_files, wipe
 from tests.helpers import LAKEGRAPH, clean_env, run_cli
 from worker import problems
 from worker.celery_app import create_app
-from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph import schema
 from worker.runtime import redis_server
@@ -164,29 +163,26 @@ def test_deletes_and_folder_moves_propagate_live(live: Live) -> None:
     wait_until(lambda: live.search("engineword") == [], 5, "deleted")
 
 
+def write_linked_document(root: Path, index: int) -> None:
+    """Document `index` in one of ten folders, linking to the next one: a stream of file events."""
+    folder = root / f"batch-{index % 10}"
+    folder.mkdir(exist_ok=True)
+    (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
+
+
 def test_a_worker_killed_mid_burst_leaves_the_graph_equal_to_the_files_after_reconcile(live: Live) -> None:
     for index in range(300):
-        folder = live.root / f"batch-{index % 10}"
-        folder.mkdir(exist_ok=True)
-        (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
+        write_linked_document(live.root, index)
         if index == 120:
             live.kill_worker()
     live.start_worker()
     time.sleep(1.0)  # the watcher's last events reach the queue
     create_app(live.settings()).send_task("lakegraph.reconcile_documents").get(timeout=120)
     live.quiesce()
-    after_recovery = dump(live.driver)
-    documents = sum(1 for labels, _ in after_recovery[0] if labels == ("Document",))
-    wipe(live.driver)
-    schema.apply(live.driver, "neo4j")
     live.stop(live.watcher)
-    sync = DocumentSync(live.settings(), live.driver, "neo4j")
-    load(sync, workers=1)
-    from_files = dump(live.driver)
-    differences = set(after_recovery[0]) ^ set(from_files[0]) | set(after_recovery[1]) ^ set(from_files[1])
-    print(f"\n300 files, worker SIGKILLed after 121: {documents} documents after recovery, {len(differences)} differences")
-    assert documents == 300
-    assert differences == set()
+    documents, differences = differences_from_files(live.driver, live.settings())
+    print(f"\n300 files, worker SIGKILLed after 121: {documents} documents after recovery, {differences} differences")
+    assert (documents, differences) == (300, 0)
 
 
 def test_a_recorded_problem_is_replayed(live: Live) -> None:

@@ -8,15 +8,8 @@ import time
 from pathlib import Path
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from worker.cli_support import err, out
+from worker.cli_support import err, out, progress_bars
 from worker.demo.dataset import CONFIG, Sizes, existing, generate
 from worker.settings import Settings, load_settings
 
@@ -38,43 +31,17 @@ def load_everything(settings: Settings) -> dict:
     from worker.graph.connection import connect
     from worker.themes.runner import ThemeRunner
     from worker.themes.schedule import exclusive_run
-    from worker.warehouse.audit_files import folder_files, ingest
-    from worker.warehouse.query_graph import QueryGraph
-    from worker.warehouse.sync import WarehouseSync
+    from worker.warehouse.load import load_warehouse
 
     driver, where = connect(settings)
-    summary: dict = {}
-    with driver:
-        columns = (TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err) as bars:
-            tasks: dict[str, object] = {}
-
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bars.add_task(stage, total=total)
-                bars.update(tasks[stage], completed=done, total=total)
-
-            documents = load(DocumentSync(settings, driver, where.database), progress)
-            summary["documents"] = documents.documents
-            sync = WarehouseSync(settings, driver, where.database)
-            schemas = sync.connector.schemas()
-            warehouse = bars.add_task("warehouse", total=len(schemas) + 1)
-            for index, schema in enumerate(schemas, 1):
-                sync.sync_schema(schema)
-                bars.update(warehouse, completed=index)
-            sync.sync_glossary()
-            bars.update(warehouse, completed=len(schemas) + 1)
-            files = folder_files(settings.audit_log_path)
-            queries = bars.add_task("query logs", total=len(files))
-            graph = QueryGraph(driver, where.database, settings.warehouse.sql_dialect)
-            for index, path in enumerate(files, 1):
-                ingest(path, graph, sync)
-                bars.update(queries, completed=index)
-            themes = bars.add_task("themes", total=1)
-            with exclusive_run(settings):
-                summary["themes"] = ThemeRunner(settings, driver, where.database).run(force=True).themes
-            bars.update(themes, completed=1)
-    return summary
+    with driver, progress_bars() as progress:
+        documents = load(DocumentSync(settings, driver, where.database), progress)
+        load_warehouse(settings, driver, where.database, progress)
+        progress("themes", 0, 1)
+        with exclusive_run(settings):
+            themes = ThemeRunner(settings, driver, where.database).run(force=True).themes
+        progress("themes", 1, 1)
+    return {"documents": documents.documents, "themes": themes}
 
 
 def wait_for_tools(base: str, token: str, timeout: float = 60.0) -> None:

@@ -1,0 +1,43 @@
+"""The one-shot warehouse load: every schema, the glossary, then the audit-log files — what
+`lakegraph load warehouse` and `lakegraph demo` both run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from neo4j import Driver
+
+from worker.settings import Settings
+from worker.warehouse.audit_files import folder_files, ingest
+from worker.warehouse.glossary import GlossaryReport
+from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.sync import WarehouseSync
+
+Progress = Callable[[str, int, int], None]  # stage, done, total
+
+
+@dataclass
+class WarehouseLoadReport:
+    database: str
+    schemas: dict[str, dict] = field(default_factory=dict)
+    glossary: GlossaryReport | None = None
+    query_logs: list[dict] = field(default_factory=list)
+
+
+def load_warehouse(settings: Settings, driver: Driver, database: str, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
+    sync = WarehouseSync(settings, driver, database)
+    report = WarehouseLoadReport(sync.connector.database)
+    schemas = sync.connector.schemas()
+    for index, name in enumerate(schemas):
+        progress("warehouse", index, len(schemas) + 1)
+        report.schemas[name] = asdict(sync.sync_schema(name))
+    report.glossary = sync.sync_glossary()
+    progress("warehouse", len(schemas) + 1, len(schemas) + 1)
+    queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
+    files = folder_files(settings.audit_log_path)
+    for index, path in enumerate(files):
+        progress("query logs", index, len(files))
+        report.query_logs.append(ingest(path, queries, sync))
+    progress("query logs", len(files), len(files))
+    return report
