@@ -75,12 +75,15 @@ def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: 
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """Bound here so port 0 can be reported. IPPROTO_TCP explicitly: asyncio turns Nagle off only
-    for sockets that say so, and with Nagle on every keep-alive response waits ~40 ms for an ACK."""
+    """Bound and listening here, so port 0 can be reported and a client that connects as soon as the
+    address is printed waits in the backlog rather than being refused. IPPROTO_TCP explicitly:
+    asyncio turns Nagle off only for sockets that say so, and with Nagle on every keep-alive
+    response waits ~40 ms for an ACK."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(socket.SOMAXCONN)
     return sock
 
 

@@ -24,6 +24,27 @@ TEST_PAGECACHE = "256m"
 BIGQUERY_PROJECT = "lakegraph-test"
 
 
+FULL_FUZZ_EXAMPLES = "1000"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full", action="store_true",
+        help="run the slow tests at full size (the reliability suite: 1,000 fuzz examples per target, a 10-minute soak)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--full"):  # read when the fuzz module is imported, before any test runs
+        os.environ.setdefault("LAKEGRAPH_FUZZ_EXAMPLES", FULL_FUZZ_EXAMPLES)
+
+
+@pytest.fixture(scope="session")
+def full(request: pytest.FixtureRequest) -> bool:
+    """True under `--full`: slow tests run their long version."""
+    return bool(request.config.getoption("--full"))
+
+
 @pytest.fixture(autouse=True)
 def _clean_lakegraph_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests set what they need; a developer's own LAKEGRAPH_* variables must not leak in."""

@@ -3,6 +3,7 @@ against `lakegraph serve` processes on a real graph."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 from collections.abc import Iterator
@@ -161,6 +162,30 @@ def test_http_needs_the_bearer_token(served: Served) -> None:
         return codes
 
     assert anyio.run(main) == [401, 401, 401, 401, 401, 200, 200]
+
+
+TRAVERSALS = [
+    "/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/v1/../../serve/token", "/v1/%2e%2e%2f%2e%2e%2fserve%2ftoken",
+    "/themes/..%2f..%2f..%2fetc%2fpasswd", "/themes/graph.svg/../../../etc/passwd", "//etc/passwd", "/file:///etc/passwd",
+]
+
+
+def test_no_uri_reaches_a_file(served: Served) -> None:
+    """Raw request paths (sent as-is, nothing normalised by a client library) never serve a file,
+    with or without the token."""
+    host, port = served.base.removeprefix("http://").split(":")
+    answers = []
+    for path in TRAVERSALS:
+        for headers in ({}, {"Authorization": f"Bearer {served.token}"}):
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            answers.append((path, response.status, response.read().decode(errors="replace")))
+            connection.close()
+    print(f"\n{len(answers)} traversal requests: statuses {sorted({status for _, status, _ in answers})}")
+    for path, status, body in answers:
+        assert status in (401, 404), (path, status)
+        assert "root:" not in body and served.token not in body, path
 
 
 def test_http_api_answers_refuses_and_counts(served: Served, driver: Driver) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from worker.paths import within
 from worker.settings import Settings
 
 # Editor temp, swap and backup files, partial downloads: never documents.
@@ -50,13 +51,14 @@ class Library:
         return relative
 
     def path(self, relpath: str) -> Path:
-        return self.root / relpath
+        """The file a relpath names; OutsideFolder if it would leave the library."""
+        return within(self.root, relpath)
 
     def walk(self, on_loop: Callable[[Path], None], under: str = "") -> Iterator[str]:
         """Every document's relpath (below `under`, a relative folder), following symlinks but never
         round a loop (reported to on_loop)."""
         seen: set[tuple[int, int]] = set()
-        for folder, dirs, files in os.walk(self.root / under, followlinks=True):
+        for folder, dirs, files in os.walk(self.path(under), followlinks=True):
             stat = os.stat(folder)
             key = (stat.st_dev, stat.st_ino)
             if key in seen:

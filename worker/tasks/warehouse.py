@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
 
 from worker.celery_app import app
 from worker.google_clients import bigquery_client
+from worker.paths import contained
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files
@@ -58,5 +58,7 @@ def poll_jobs() -> dict:
 
 @app.task(name="lakegraph.ingest_audit_file", base=WarehouseTask)
 def ingest_audit_file(path: str) -> dict:
-    """An exported audit-log file: its query jobs absorbed, its table events refreshed, bad entries recorded."""
-    return audit_files.ingest(Path(path), context.query_graph(), context.warehouse())
+    """An exported audit-log file: its query jobs absorbed, its table events refreshed, bad entries
+    recorded. Only a file inside the audit-log folder is read, whoever sent the message."""
+    inside = contained(context.settings().audit_log_path, path)
+    return audit_files.ingest(inside, context.query_graph(), context.warehouse())
