@@ -5,17 +5,21 @@ arguments): each is refused and recorded, nothing outside is read, the graph gai
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from celery.result import AsyncResult
+from neo4j import Driver
 
+from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.integration.test_audit_pipeline import FIXTURES
-from tests.integration.test_live_documents import Live, live  # noqa: F401  (the fixture)
+from tests.integration.test_live_documents import Live, live_stack
 from worker import problems
 from worker.celery_app import create_app
 from worker.graph.schema import Label
+from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.reliability]
@@ -34,6 +38,12 @@ def _refusals(live: Live, outside: Path) -> list[tuple[str, tuple]]:
         ("lakegraph.ingest_audit_file", (f"{audit}/../../jobs.json",)),
         ("lakegraph.ingest_audit_file", ("/etc/passwd",)),
     ]
+
+
+@pytest.fixture
+def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
+    with live_stack(neo4j_service, driver, redis_service, tmp_path) as stack:
+        yield stack
 
 
 def test_task_messages_naming_files_outside_their_folder_are_refused(live: Live, tmp_path: Path) -> None:

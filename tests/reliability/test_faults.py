@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from neo4j import Driver, GraphDatabase
 
 from tests.conftest import Neo4jService, runtime_settings
@@ -138,3 +141,68 @@ def test_neo4j_restarted_while_writes_are_in_flight(own_neo4j: tuple, redis_serv
     print(f"\nNeo4j down for events 101-200 of 300: {before_reconcile} documents through retries alone "
           f"({caught_up:.1f} s after the last event), {documents} after the reconcile, {differences} differences")
     assert (documents, differences) == (300, 0)
+
+
+RECONCILE_INTERVAL = 20
+URIS = "MATCH (d:Document) RETURN d.uri AS uri"
+
+
+def first_reconcile_since(broker: redis.Redis, since: float) -> dict:
+    """The report of the first reconcile begun after `since` (epoch s), from Celery's result backend."""
+    reports = []
+    for key in broker.scan_iter("celery-task-meta-*"):
+        result = json.loads(broker.get(key)).get("result")
+        if isinstance(result, dict) and result.get("started_at", 0) >= since:
+            reports.append(result)
+    return min(reports, key=lambda report: report["started_at"])
+
+
+def test_events_dropped_on_the_way_are_repaired_within_one_reconcile_interval(
+    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path
+) -> None:
+    """The watcher's task messages for 200 changes (100 new files, 50 edits, 50 deletions) are
+    deleted from the broker before any worker sees them; nothing but beat's periodic reconcile
+    knows. The graph must equal the files within one reconcile interval of the loss."""
+    interval = str(RECONCILE_INTERVAL)
+    with live_stack(neo4j_service, driver, redis_service, tmp_path, LAKEGRAPH_DOCUMENTS__RECONCILE_INTERVAL=interval) as live:
+        beat = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "beat", "--loglevel", "warning",
+             "--schedule", str(tmp_path / "beat-schedule")],
+            env=live.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            for index in range(200):
+                write_linked_document(live.root, index)
+            wait_until(lambda: driver.execute_query(DOCUMENTS).records[0]["n"] == 200, 60, "200 documents")
+            live.quiesce()
+            live.kill_worker()
+            for index in range(200, 300):
+                write_linked_document(live.root, index)
+            for index in range(50):
+                folder = live.root / f"batch-{index % 10}"
+                (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nEdited while its event was lost: lostedit{index}.\n")
+                (folder / f"doc-{index + 50}.md").unlink()
+            broker = redis_server.client(redis_service.url, 5)
+            wait_until(lambda: broker.llen("celery") >= 200, 30, "the watcher's 200 messages in the queue")
+            dropped = broker.llen("celery")
+            broker.delete("celery", "unacked", "unacked_index")  # lost: no worker will ever see them
+            lost_at, lost_wall = time.monotonic(), time.time()
+            live.start_worker()
+            expected = {f"lib/batch-{index % 10}/doc-{index}" for index in range(300) if not 50 <= index < 100}
+            current = lambda: {row["uri"] for row in driver.execute_query(URIS).records}
+            wait_until(lambda: current() == expected and len(live.search("lostedit7")) == 1, RECONCILE_INTERVAL + 30, "the reconcile's repair")
+            repaired = time.monotonic() - lost_at
+            live.quiesce()
+            repair = first_reconcile_since(broker, lost_wall)
+        finally:
+            beat.terminate()
+            beat.wait(timeout=20)
+        live.stop(live.watcher)
+        documents, differences = differences_from_files(driver, live.settings())
+    began = repair["started_at"] - lost_wall
+    print(f"\n{dropped} task messages dropped from the broker: beat's reconcile began {began:.1f} s after the loss "
+          f"(interval {RECONCILE_INTERVAL} s), repaired {sum(repair['outcomes'].values())} files in {repair['seconds']:.1f} s; "
+          f"graph equal to the files {repaired:.1f} s after the loss; {documents} documents, {differences} differences")
+    assert began <= RECONCILE_INTERVAL
+    assert repair["outcomes"] == {"written": 150, "deleted": 50}  # the first reconcile after the loss repaired all of it
+    assert (documents, differences) == (250, 0)

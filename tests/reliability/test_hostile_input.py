@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 from worker.documents.links import target
 from worker.documents.source import Skipped, build
 from worker.documents.writer import prepare
-from worker.warehouse.audit_log import AuditLogError, Ignored, QueryEvent, TableEvent, parse_bytes
+from worker.warehouse.audit_log import (
+    AuditLogError,
+    Ignored,
+    QueryEvent,
+    TableEvent,
+    parse_bytes,
+)
 from worker.warehouse.joins import Extraction, SchemaIndex, extract
 
 EXAMPLES = int(os.environ.get("LAKEGRAPH_FUZZ_EXAMPLES", "150"))

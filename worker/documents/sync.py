@@ -6,6 +6,7 @@ which is what lets watcher events be coalesced, retried and replayed freely.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,6 +40,8 @@ FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS 
 class ReconcileReport:
     files: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    started_at: float = 0.0  # epoch seconds: when a periodic repair began, for lag accounting
+    seconds: float = 0.0
 
     def count(self, outcome: str) -> None:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
@@ -104,7 +107,7 @@ class DocumentSync:
 
     def reconcile(self) -> ReconcileReport:
         """Compare every file (path and hash) with the graph and repair each difference."""
-        report = ReconcileReport()
+        report = ReconcileReport(started_at=time.time())
         stored = {
             (row["library"], row["relpath"]): row["hash"]
             for row in self.driver.execute_query(STORED_DOCUMENTS, database_=self.database).records
@@ -126,6 +129,7 @@ class DocumentSync:
             else:  # a library removed from the configuration
                 self.writer.delete([uris.document_uri(library_name, relpath)])
                 report.count("deleted")
+        report.seconds = round(time.time() - report.started_at, 3)
         return report
 
     def _remove(self, library: Library, relpath: str, keep_problems: bool = False) -> Outcome:
