@@ -12,6 +12,7 @@ from celery import Celery
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
+RESTORE_SWEEP = 5  # seconds
 TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse", "worker.tasks.themes"]
 
 
@@ -36,6 +37,14 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
+        # Redis has no AMQP acks: a taken task sits in `unacked` until acknowledged, and is given
+        # back once older than the visibility timeout (kombu's default: an hour). Swept every
+        # RESTORE_SWEEP seconds, so a crashed worker's tasks return within timeout + sweep.
+        "broker_transport_options": {
+            "visibility_timeout": settings.worker.visibility_timeout,
+            "unacked_restore_interval": RESTORE_SWEEP,
+            "unacked_restore_throttle": 1,
+        },
         "result_expires": 3600,
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,

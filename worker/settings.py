@@ -169,6 +169,7 @@ class ServeSettings(Section):
 
 class WorkerSettings(Section):
     concurrency: int = Field(ge=0)
+    visibility_timeout: int = Field(ge=10)
 
 
 class Settings(BaseSettings):

@@ -4,11 +4,15 @@ Neo4j, with the BigQuery emulator as the warehouse; and the audit-log folder thr
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -46,11 +50,51 @@ def count(driver: Driver, query: str = EXECUTIONS) -> int:
     return driver.execute_query(query).records[0]["n"]
 
 
-@pytest.fixture
-def stack(
+@dataclass
+class AuditStack:
+    """A BigQuery-emulator warehouse, a Pub/Sub topic and subscription, a Celery worker and
+    `lakegraph subscribe`, each restartable."""
+
+    env: dict[str, str]
+    publish: Callable[[bytes], str]
+    publish_async: Callable[[bytes], Future]
+    warehouse: bigquery.Client
+    audit_dir: Path
+    worker: subprocess.Popen | None = None
+    subscribe: subprocess.Popen | None = None
+
+    def start_worker(self) -> None:
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"],
+            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def start_subscriber(self) -> None:
+        self.subscribe = subprocess.Popen(
+            [LAKEGRAPH, "subscribe"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )
+
+    def kill(self, process: subprocess.Popen) -> None:
+        """SIGKILL to the process and its children: a crash, not a shutdown."""
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def stop(self) -> None:
+        running = [process for process in (self.worker, self.subscribe) if process is not None and process.poll() is None]
+        for process in running:
+            process.send_signal(signal.SIGTERM)
+        for process in running:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill(process)
+
+
+@contextmanager
+def audit_stack(
     neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
-    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[dict]:
+    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **extra_env: str,
+) -> Iterator[AuditStack]:
     wipe(driver)
     schema.apply(driver, "neo4j")
     redis_server.client(redis_service.url, 5).flushall()
@@ -77,29 +121,32 @@ def stack(
         LAKEGRAPH_WAREHOUSE__ENGINE="bigquery", LAKEGRAPH_WAREHOUSE__BIGQUERY_PROJECT=PROJECT,
         LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["shop"]', LAKEGRAPH_WAREHOUSE__BIGQUERY_ENDPOINT=bigquery_endpoint,
         LAKEGRAPH_PUBSUB__PROJECT=PROJECT, LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
-        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host, **neo4j_service.env(),
+        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host, **neo4j_service.env(), **extra_env,
     )
     assert run_cli("load", "warehouse", env=env).returncode == 0
-    processes = [
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2",
-                          "--loglevel", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-        subprocess.Popen([LAKEGRAPH, "subscribe"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
-    ]
+    stack = AuditStack(
+        env, lambda data: publisher.publish(topic, data).result(timeout=30), lambda data: publisher.publish(topic, data),
+        warehouse, tmp_path / "state" / "audit-logs",
+    )
+    stack.start_worker()
+    stack.start_subscriber()
     try:
-        yield {"env": env, "publish": lambda data: publisher.publish(topic, data).result(timeout=30),
-               "subscribe": processes[1], "warehouse": warehouse, "audit_dir": tmp_path / "state" / "audit-logs"}
+        yield stack
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stack.stop()
 
 
-def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(stack: dict, driver: Driver) -> None:
-    publish = stack["publish"]
+@pytest.fixture
+def stack(
+    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
+    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[AuditStack]:
+    with audit_stack(neo4j_service, driver, redis_service, pubsub_host, bigquery_endpoint, tmp_path, monkeypatch) as running:
+        yield running
+
+
+def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(stack: AuditStack, driver: Driver) -> None:
+    publish = stack.publish
     done = json.dumps(entry("v2_jobChange_done.json")).encode()
     publish(done)
     publish(done)  # delivered twice: counts once
@@ -117,7 +164,7 @@ def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(st
     time.sleep(1.0)
     assert count(driver) == 2
 
-    stack["warehouse"].query("CREATE TABLE shop.parts (sku STRING, coil STRING)").result()
+    stack.warehouse.query("CREATE TABLE shop.parts (sku STRING, coil STRING)").result()
     began = time.monotonic()
     publish(json.dumps(entry("v2_tableCreation.json", table="parts")).encode())
     parts = "MATCH (t:Table {id: 'my-proj.shop.parts'})-[:HAS_COLUMN]->(c) RETURN count(c) AS n"
@@ -127,19 +174,19 @@ def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(st
     print(f"\ntableCreation event → table in the graph: {took:.2f} s")
     assert took < 3.0  # measured 1.7 s on an idle machine (target 2 s); headroom for a loaded CI run
 
-    stack["subscribe"].send_signal(signal.SIGTERM)
-    output = stack["subscribe"].communicate(timeout=20)[0]
+    stack.subscribe.send_signal(signal.SIGTERM)
+    output = stack.subscribe.communicate(timeout=20)[0]
     assert "'poison': 1" in output and "'ignored': 1" in output
 
 
-def test_audit_log_files_dropped_in_the_folder_are_ingested(stack: dict, driver: Driver) -> None:
-    watcher = subprocess.Popen([LAKEGRAPH, "watch"], env=stack["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def test_audit_log_files_dropped_in_the_folder_are_ingested(stack: AuditStack, driver: Driver) -> None:
+    watcher = subprocess.Popen([LAKEGRAPH, "watch"], env=stack.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert "audit logs" in watcher.stdout.readline()
         lines = [json.dumps(entry("v2_jobChange_done.json", job=f"file-{index}")) for index in range(3)]
-        (stack["audit_dir"] / "export-1.ndjson").write_text("\n".join(lines + ["{bad line"]) + "\n")
+        (stack.audit_dir / "export-1.ndjson").write_text("\n".join(lines + ["{bad line"]) + "\n")
         wait_until(lambda: count(driver) == 3, 30, "three executions from the file")
-        (stack["audit_dir"] / "export-1.ndjson").touch()  # read again: nothing counted twice
+        (stack.audit_dir / "export-1.ndjson").touch()  # read again: nothing counted twice
         time.sleep(2.0)
         assert count(driver) == 3
         wait_until(lambda: any("line 4" in p.reason for p in problems.listing(driver, "neo4j", "warehouse")), 10, "bad line recorded")

@@ -21,6 +21,10 @@ from worker.warehouse.events import Send, route
 
 log = logging.getLogger(__name__)
 MAX_OUTSTANDING = 200
+# Messages are acknowledged as soon as their task is enqueued, so leases never need long
+# extensions; capping them also caps the stream's ack deadline (else 60 s), which is how soon the
+# messages a crashed subscriber held are delivered again.
+LEASE_EXTENSION_SECONDS = 10
 
 RecordPoison = Callable[[str, str], None]  # message id, reason
 
@@ -66,7 +70,7 @@ class AuditLogSubscriber:
         with pubsub_environment(self.settings):
             subscriber = pubsub_v1.SubscriberClient()
         path = subscriber.subscription_path(conf.project, conf.subscription)
-        flow = pubsub_v1.types.FlowControl(max_messages=MAX_OUTSTANDING)
+        flow = pubsub_v1.types.FlowControl(max_messages=MAX_OUTSTANDING, max_duration_per_lease_extension=LEASE_EXTENSION_SECONDS)
         future = subscriber.subscribe(path, callback=self.handle, flow_control=flow)
         try:
             while not stop.wait(0.2):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from neo4j import Driver, ManagedTransaction
+from neo4j.exceptions import ConstraintError
 
 from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
@@ -30,6 +31,7 @@ from worker.warehouse.joins import Extraction, SchemaIndex, fingerprint
 from worker.warehouse.query_log import Execution, absorb
 
 SCHEMA_TTL = 30.0
+DUPLICATE_RACE_ATTEMPTS = 3
 SCHEMA_COLUMNS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
@@ -110,8 +112,18 @@ class QueryGraph:
         return index
 
     def absorb(self, events: list[QueryEvent], now: datetime | None = None) -> QueryLogReport:
-        with self.driver.session(database=self.database) as session:
-            return session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat())
+        """Record and count the events whose job ids are new. Two deliveries of one job absorbed at
+        once both see it unseen; the unique QueryRun id lets only one commit, and the other, run
+        again, finds it seen and counts it as a duplicate."""
+        attempts_left = DUPLICATE_RACE_ATTEMPTS
+        while True:
+            try:
+                with self.driver.session(database=self.database) as session:
+                    return session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat())
+            except ConstraintError:
+                attempts_left -= 1
+                if not attempts_left:
+                    raise
 
     def _absorb(self, tx: ManagedTransaction, events: list[QueryEvent], now: str) -> QueryLogReport:
         report = QueryLogReport()
