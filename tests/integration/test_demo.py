@@ -41,11 +41,11 @@ class Demo:
         return json.loads((self.folder / "manifest.json").read_text())
 
 
-def start_demo(folder: Path, port: int) -> Demo:
+def start_demo(folder: Path, port: int, **extra_env: str) -> Demo:
     began = time.monotonic()
     process = subprocess.Popen(
         [LAKEGRAPH, "demo", "--folder", str(folder), "--port", str(port), "--vehicles", "300"],
-        env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        env=clean_env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
     )
     lines: list[str] = []
     assert process.stdout is not None
