@@ -28,7 +28,6 @@ from shapes.service import Answer, Shapes
 from worker.errors import LakegraphError
 
 log = logging.getLogger(__name__)
-PING = "RETURN 1"
 GRAPH_DOWN = (Neo4jError, DriverError, OSError)
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
 PAGE_PATH = "/themes"
@@ -192,7 +191,7 @@ def openapi() -> dict:
 def routes(shapes: Shapes) -> list[Route]:
     async def healthz(request: Request) -> Response:
         try:
-            await anyio.to_thread.run_sync(lambda: shapes.driver.execute_query(PING, database_=shapes.database))
+            await anyio.to_thread.run_sync(shapes.driver.verify_connectivity)
         except GRAPH_DOWN as failed:
             return JSONResponse({"status": "unavailable", "neo4j": str(failed).splitlines()[0][:200]}, status_code=503)
         return JSONResponse({"status": "ok"})

@@ -13,4 +13,5 @@ LATENCY = Histogram(
 TOOLS = Gauge("lakegraph_tools_available", "Shapes offered right now (1) or not (0)", ["shape"], registry=REGISTRY)
 SOURCE_AGE = Gauge("lakegraph_source_age_seconds", "Seconds since the graph last applied a change from a source", ["source"], registry=REGISTRY)
 SOURCE_QUEUED = Gauge("lakegraph_source_queued", "Events of a source waiting in the queue", ["source"], registry=REGISTRY)
+PROBLEMS_HELD = Gauge("lakegraph_problems_held", "Failed work held in Redis while the graph was down, not yet moved to the graph", registry=REGISTRY)
 PROBLEMS = Gauge("lakegraph_problems", "Parked work by kind (failed, skipped, ...), replayable with `lakegraph errors --replay`", ["kind"], registry=REGISTRY)

@@ -23,3 +23,8 @@ class ReadDriver:
 
     def session(self, **config: Any) -> Session:
         return self._driver.session(**config)
+
+    def verify_connectivity(self) -> None:
+        """Raises at once when the server is unreachable (execute_query would retry for 30 s): what
+        /healthz and /metrics check before they read, so they answer promptly during an outage."""
+        self._driver.verify_connectivity()

@@ -8,13 +8,15 @@ decides what tools to offer. Calls are counted and timed for /metrics.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from time import perf_counter
-from typing import Any
+from typing import Any, get_args
 
 from neo4j import Driver
+from redis.exceptions import RedisError
 
 from shapes import coverage as coverage_shape
 from shapes import cypher as cypher_shape
@@ -23,10 +25,21 @@ from shapes import graph_schema, join_path, outline, search, tables
 from shapes import sql as sql_shape
 from shapes import themes as themes_shape
 from shapes.errors import ShapeError
-from shapes.metrics import CALLS, LATENCY, PROBLEMS, SOURCE_AGE, SOURCE_QUEUED, TOOLS
+from shapes.metrics import (
+    CALLS,
+    LATENCY,
+    PROBLEMS,
+    PROBLEMS_HELD,
+    SOURCE_AGE,
+    SOURCE_QUEUED,
+    TOOLS,
+)
 from shapes.reader import ReadDriver
+from worker import problems
 from worker.embedding.factory import embedder
+from worker.errors import LakegraphError
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
+from worker.runtime import redis_server
 from worker.settings import Settings
 
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
@@ -34,6 +47,7 @@ HAS_DATA = f"""
 RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{Label.TABLE}) }} AS tables,
        EXISTS {{ MATCH (:{Label.THEME_RUN}) }} AS themes
 """
+log = logging.getLogger(__name__)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
 SHAPES = ("outline", "search", "coverage", "themes", "theme_changes", "tables", "join_path", "run_sql", "schema", "cypher", "freshness")
 
@@ -140,11 +154,18 @@ class Shapes:
         return self.settings.duckdb_file.exists()
 
     def refresh_gauges(self) -> None:
-        """Source ages, backlogs and parked problems, read just before /metrics is served."""
+        """Parked problems, source ages and backlogs, read just before /metrics is served. Problems
+        held in Redis come first: they are the ones that exist while the graph is down."""
+        try:
+            PROBLEMS_HELD.set(len(problems.held(redis_server.client(redis_server.broker_url(self.settings), timeout=0.5))))
+        except (RedisError, LakegraphError):
+            log.warning("held problems not counted: Redis is unreachable")
+        self.driver.verify_connectivity()
         for source in self.probe().sources:
             if source.age_seconds is not None:
                 SOURCE_AGE.labels(source.source).set(source.age_seconds)
             if source.queued is not None:
                 SOURCE_QUEUED.labels(source.source).set(source.queued)
-        for row in self.driver.execute_query(PROBLEM_COUNTS, database_=self.database).records:
-            PROBLEMS.labels(row["kind"]).set(row["n"])
+        counts = {row["kind"]: row["n"] for row in self.driver.execute_query(PROBLEM_COUNTS, database_=self.database).records}
+        for kind in {*get_args(problems.Kind), *counts}:  # a kind whose problems were all replayed reads 0
+            PROBLEMS.labels(kind).set(counts.get(kind, 0))

@@ -13,6 +13,7 @@ from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
 RESTORE_SWEEP = 5  # seconds
+HELD_PROBLEMS_SWEEP = 60  # seconds between moves of problems held in Redis (graph down) into the graph
 TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse", "worker.tasks.themes"]
 
 
@@ -20,6 +21,7 @@ def beat_schedule(settings: Settings) -> dict[str, dict]:
     schedule: dict[str, dict] = {
         "reconcile-documents": {"task": "lakegraph.reconcile_documents", "schedule": settings.documents.reconcile_interval},
         "reconcile-warehouse": {"task": "lakegraph.sync_warehouse", "schedule": settings.warehouse.reconcile_interval},
+        "settle-held-problems": {"task": "lakegraph.settle_held_problems", "schedule": HELD_PROBLEMS_SWEEP},
     }
     if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
         schedule["poll-jobs"] = {"task": "lakegraph.poll_jobs", "schedule": settings.warehouse.jobs_poll_interval}

@@ -16,9 +16,10 @@ from shapes.commands import COMMANDS as READ_COMMANDS
 from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.demo.command import demo_command
-from worker.errors import LakegraphError
+from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
+from worker.problems import Problem
 from worker.runtime import neo4j_server
 from worker.settings import Settings
 
@@ -255,38 +256,67 @@ def links(ctx: Context, broken: bool, under: str, limit: int, as_json: bool) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_context
 def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: bool) -> None:
-    """Recorded problems: skipped inputs, warnings, failed work; --replay ID re-runs one."""
+    """Recorded problems: skipped inputs, warnings, failed work; --replay ID re-runs one.
+    Problems held in Redis while the graph was down are listed too (marked "held")."""
     from worker import problems
 
-    driver, where = connect(ctx.settings)
+    held = [problem for problem in _held_problems(ctx.settings) if source is None or problem.source == source]
+    try:
+        driver, where = connect(ctx.settings)
+    except EngineUnavailable:
+        if replay_id or as_json or not held:
+            raise
+        _print_problems(held, [])
+        raise
     with driver:
         if replay_id:
-            problem = problems.get(driver, where.database, replay_id)
+            problem = problems.get(driver, where.database, replay_id) or next((p for p in held if p.id == replay_id), None)
             if problem is None:
                 raise LakegraphError(f"no recorded problem {replay_id!r}; `lakegraph errors` lists them")
-            if not problem.task:
-                raise LakegraphError(f"problem {replay_id} has nothing to replay: {problem.reason}")
-            from worker.celery_app import create_app
-
-            result = create_app(ctx.settings).send_task(problem.task, args=problem.args)
-            out.print(f"replaying {problem.task}{tuple(problem.args)} as task {result.id}", highlight=False)
-            try:
-                outcome = result.get(timeout=120)
-            except Exception as error:
-                raise LakegraphError(f"replay of {problem.id} failed: {type(error).__name__}: {error}") from None
-            out.print(f"done: {outcome}", highlight=False)
+            _replay(ctx, problem)
             return
         found = problems.listing(driver, where.database, source)
     if as_json:
-        emit_json([problem.__dict__ for problem in found])
+        emit_json([{**problem.__dict__, "held": True} for problem in held] + [{**problem.__dict__, "held": False} for problem in found])
         return
-    out.print(f"{len(found)} recorded problem(s)")
-    for problem in found:
+    _print_problems(held, found)
+
+
+def _print_problems(held: list[Problem], found: list[Problem]) -> None:
+    out.print(f"{len(held) + len(found)} recorded problem(s)" + (f", {len(held)} held in Redis until the worker moves them to the graph" if held else ""))
+    for problem, mark in [*((problem, " (held)") for problem in held), *((problem, "") for problem in found)]:
         out.print(
-            f"{problem.id}  {problem.kind:<8} {problem.source}  {problem.key}\n"
+            f"{problem.id}  {problem.kind:<8} {problem.source}  {problem.key}{mark}\n"
             f"    {problem.reason} (seen {problem.occurrences}x, last {problem.last_seen})",
             highlight=False, markup=False,
         )
+
+
+def _held_problems(settings: Settings) -> list[Problem]:
+    """Problems held in Redis (the graph was down when they happened); none if Redis is unreachable."""
+    from redis.exceptions import RedisError
+
+    from worker import problems
+    from worker.runtime import redis_server
+
+    try:
+        return problems.held(redis_server.client(redis_server.broker_url(settings), timeout=2))
+    except (RedisError, LakegraphError):
+        return []
+
+
+def _replay(ctx: Context, problem: Problem) -> None:
+    if not problem.task:
+        raise LakegraphError(f"problem {problem.id} has nothing to replay: {problem.reason}")
+    from worker.celery_app import create_app
+
+    result = create_app(ctx.settings).send_task(problem.task, args=problem.args)
+    out.print(f"replaying {problem.task}{tuple(problem.args)} as task {result.id}", highlight=False)
+    try:
+        outcome = result.get(timeout=120)
+    except Exception as error:
+        raise LakegraphError(f"replay of {problem.id} failed: {type(error).__name__}: {error}") from None
+    out.print(f"done: {outcome}", highlight=False)
 
 
 @cli.command()

@@ -3,6 +3,10 @@
 Each has a stable id (source, key, kind), so a recurring problem updates one record; each names
 the task that makes its key current again, so `lakegraph errors --replay ID` can re-run it.
 Records are cleared when their key syncs cleanly.
+
+A problem that happens while the graph itself is down is held in Redis (the broker the worker
+already depends on) and moved into the graph by a periodic task once it is back, so nothing
+parked is lost and `lakegraph errors` and /metrics count it in the meantime.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
+import redis
 from neo4j import Driver
 
 from worker.graph.schema import Label
@@ -62,6 +68,9 @@ RETURN p {{.*, first_seen: toString(p.first_seen), last_seen: toString(p.last_se
 """
 
 
+HELD = "lakegraph:problems:held"  # Redis hash: problem id → JSON of record()'s arguments
+
+
 def problem_id(source: str, key: str, kind: str) -> str:
     return hashlib.sha256(f"{source}\0{key}\0{kind}".encode()).hexdigest()[:12]
 
@@ -94,3 +103,37 @@ def listing(driver: Driver, database: str, source: str | None = None) -> list[Pr
 def get(driver: Driver, database: str, pid: str) -> Problem | None:
     records = driver.execute_query(GET, id=pid, database_=database).records
     return _problem(records[0]["p"]) if records else None
+
+
+def hold(client: redis.Redis, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:
+    """Keep a problem in Redis while the graph cannot take it."""
+    pid = problem_id(source, key, kind)
+    held = {"source": source, "key": key, "kind": kind, "reason": reason[:2000], "task": task, "args": args, "at": _now()}
+    client.hset(HELD, pid, json.dumps(held))
+    return pid
+
+
+def held(client: redis.Redis) -> list[Problem]:
+    """Problems waiting in Redis for the graph, oldest first."""
+    found = []
+    for pid, raw in client.hgetall(HELD).items():
+        data = json.loads(raw)
+        found.append(Problem(
+            id=pid.decode(), source=data["source"], key=data["key"], kind=data["kind"], reason=data["reason"],
+            first_seen=data["at"], last_seen=data["at"], occurrences=1, task=data["task"], args=data["args"],
+        ))
+    return sorted(found, key=lambda problem: problem.first_seen)
+
+
+def settle_held(client: redis.Redis, driver: Driver, database: str) -> int:
+    """Move held problems into the graph; each leaves Redis only once the graph has it."""
+    moved = 0
+    for problem in held(client):
+        record(driver, database, problem.source, problem.key, problem.kind, problem.reason, problem.task, problem.args)
+        client.hdel(HELD, problem.id)
+        moved += 1
+    return moved
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

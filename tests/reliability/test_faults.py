@@ -12,12 +12,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 import redis
 from neo4j import Driver, GraphDatabase
 
 from tests.conftest import Neo4jService, runtime_settings
 from tests.graph_dump import differences_from_files
+from tests.helpers import LAKEGRAPH, run_cli
 from tests.integration.test_live_documents import (
     Live,
     live_stack,
@@ -25,6 +27,7 @@ from tests.integration.test_live_documents import (
 )
 from tests.integration.test_neo4j_runtime import runtime_env
 from tests.integration.test_up import start_up
+from worker import problems
 from worker.celery_app import create_app
 from worker.errors import LakegraphError
 from worker.runtime import neo4j_server, redis_server
@@ -206,3 +209,46 @@ def test_events_dropped_on_the_way_are_repaired_within_one_reconcile_interval(
     assert began <= RECONCILE_INTERVAL
     assert repair["outcomes"] == {"written": 150, "deleted": 50}  # the first reconcile after the loss repaired all of it
     assert (documents, differences) == (250, 0)
+
+
+def metric(base: str, token: str, line_start: str) -> float | None:
+    """One sample of /metrics, or None when the series is absent."""
+    text = httpx2.get(f"{base}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30).text
+    found = [line.rsplit(" ", 1)[1] for line in text.splitlines() if line.startswith(line_start + " ")]
+    return float(found[0]) if found else None
+
+
+def test_work_failing_while_neo4j_is_down_is_held_counted_and_moved_to_the_graph(
+    own_neo4j: tuple, redis_service: redis_server.LocalRedis, tmp_path: Path
+) -> None:
+    """A task that fails for good while the graph is down cannot park its problem in the graph: it
+    is held in Redis, counted by /metrics and listed by `lakegraph errors` meanwhile, and moved
+    into the graph by the periodic task once Neo4j is back."""
+    settings, service, own_driver = own_neo4j
+    with live_stack(service, own_driver, redis_service, tmp_path) as live:
+        serve = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=live.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            base = serve.stdout.readline().split()[1].removesuffix("/mcp")
+            token = (Path(live.env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
+            app = create_app(live.settings())
+            neo4j_server.stop(settings)
+            failing = app.send_task("lakegraph.sync_document", args=["lib", "../outside.md"])  # fails for good, at once
+            failing.get(timeout=120, propagate=False)
+            broker = redis_server.client(redis_service.url, 5)
+            wait_until(lambda: broker.hlen(problems.HELD) == 1, 60, "the failure held in Redis")
+            held_while_down = metric(base, token, "lakegraph_problems_held")
+            listed = run_cli("errors", env=live.env)  # the graph is down: held problems still listed
+            neo4j_server.start(settings)
+            moved = app.send_task("lakegraph.settle_held_problems").get(timeout=120)  # what beat sends every minute
+            [problem] = problems.listing(own_driver, "neo4j")
+            after = (metric(base, token, "lakegraph_problems_held"), metric(base, token, 'lakegraph_problems{kind="failed"}'))
+        finally:
+            serve.terminate()
+            serve.wait(timeout=20)
+    print(f"\nfailure while Neo4j was down: held in Redis, /metrics held={held_while_down:.0f}; moved {moved} to the graph "
+          f"once it was back; /metrics after: held={after[0]:.0f}, failed={after[1]:.0f}")
+    assert held_while_down == 1 and "(held)" in listed.stdout and "OutsideFolder" in listed.stdout
+    assert "1 recorded problem(s), 1 held" in listed.stdout and listed.returncode != 0  # listed, then the graph error
+    assert moved == 1 and problem.kind == "failed" and problem.args == ["lib", "../outside.md"]
+    assert after == (0, 1) and broker.hlen(problems.HELD) == 0

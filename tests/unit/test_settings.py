@@ -114,3 +114,19 @@ def test_config_command_refuses_an_unknown_key_in_one_line(tmp_path: Path) -> No
     result = run_cli("config", env=clean_env(LAKEGRAPH_NEO4J__URII="x"), cwd=tmp_path)
     assert_one_line_error(result, "LAKEGRAPH_NEO4J__URII")
 
+
+
+def test_the_celery_configuration_follows_the_worker_settings() -> None:
+    """A crashed worker's tasks come back after worker.visibility_timeout (not kombu's hour), and
+    beat moves problems held in Redis into the graph."""
+    from worker.celery_app import HELD_PROBLEMS_SWEEP, celery_config
+
+    settings = load_settings(redis={"url": "redis://127.0.0.1:1/0"}, worker={"visibility_timeout": 42})
+    config = celery_config(settings)
+    assert config["broker_transport_options"]["visibility_timeout"] == 42
+    assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
+    schedule = config["beat_schedule"]
+    assert schedule["settle-held-problems"] == {"task": "lakegraph.settle_held_problems", "schedule": HELD_PROBLEMS_SWEEP}
+    assert schedule["reconcile-documents"]["schedule"] == settings.documents.reconcile_interval
+    with pytest.raises(LakegraphError, match="visibility_timeout"):
+        load_settings(worker={"visibility_timeout": 1})

@@ -1,5 +1,6 @@
 """The base for lakegraph's tasks: late acks, retries with backoff on transient errors, and a
-recorded problem (replayable with `lakegraph errors --replay`) once retries run out."""
+recorded problem (replayable with `lakegraph errors --replay`) once retries run out — held in
+Redis when the graph itself is what is down."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import logging
 
 from celery import Task
+from redis.exceptions import RedisError
 
 from worker import problems
 from worker.tasks import context
@@ -24,11 +26,15 @@ class LakegraphTask(Task):
     problem_source = "worker"
 
     def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
+        problem = (self.problem_source, f"{self.name} {json.dumps(list(args))}", "failed", f"{type(exc).__name__}: {exc}", self.name, list(args))
         try:
             driver, where = context.graph()
-            problems.record(
-                driver, where.database, self.problem_source, f"{self.name} {json.dumps(list(args))}", "failed",
-                f"{type(exc).__name__}: {exc}", self.name, list(args),
-            )
-        except Exception:  # the graph itself is down: Celery's result backend still holds the failure
-            log.exception("could not record the failure of %s%s", self.name, args)
+            driver.verify_connectivity()  # fails at once; a write to a dead server retries for 30 s or more
+            problems.record(driver, where.database, *problem)
+            return
+        except context.TRANSIENT_ERRORS as graph_down:
+            log.warning("the graph is down (%s); holding the failure of %s%s in Redis", graph_down, self.name, args)
+        try:
+            problems.hold(context.broker(), *problem)
+        except RedisError:  # both stores down: the log and Celery's own failure report are all that is left
+            log.exception("could not record the failure of %s%s anywhere", self.name, args)

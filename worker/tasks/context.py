@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import redis
 from celery.signals import worker_process_init
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
@@ -63,10 +64,15 @@ def theme_runner() -> ThemeRunner:
 
 
 @cache
+def broker() -> redis.Redis:
+    """A plain client of the broker's Redis, for the worker's own bookkeeping."""
+    return redis_server.client(redis_server.broker_url(settings()), timeout=5)
+
+
+@cache
 def theme_scheduler() -> ThemeScheduler:
     conf = settings()
-    client = redis_server.client(redis_server.broker_url(conf), timeout=5)
-    return ThemeScheduler(client, conf.themes.quiet_seconds, conf.themes.max_wait_seconds)
+    return ThemeScheduler(broker(), conf.themes.quiet_seconds, conf.themes.max_wait_seconds)
 
 
 @worker_process_init.connect
