@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
+CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"]
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen:
+    """A real Celery worker (2 pool processes) in a session of its own, so it can be crashed whole."""
+    return subprocess.Popen(CELERY_WORKER, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def crash(process: subprocess.Popen) -> None:
+    """SIGKILL to the process and its children (a prefork pool too): a crash, not a shutdown."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -429,8 +429,11 @@ def subscribe(ctx: Context) -> None:
     import signal as signals
     import threading
 
+    import redis
+
     from worker import problems
     from worker.celery_app import create_app
+    from worker.runtime import redis_server
     from worker.warehouse.pubsub_source import AuditLogSubscriber
 
     settings = ctx.settings
@@ -440,7 +443,10 @@ def subscribe(ctx: Context) -> None:
     driver, where = connect(settings)
 
     def record_poison(message_id: str, reason: str) -> None:
-        problems.record(driver, where.database, "pubsub", f"message:{message_id}", "skipped", reason, "", [])
+        problems.park(lambda: (driver, where.database), broker, "pubsub", f"message:{message_id}", "skipped", reason, "", [])
+
+    def broker() -> redis.Redis:
+        return redis_server.client(redis_server.broker_url(settings), timeout=5)
 
     subscriber = AuditLogSubscriber(settings, lambda task, args: app.send_task(task, args=args), record_poison)
     stop = threading.Event()

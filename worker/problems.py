@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 import redis
 from neo4j import Driver
+from neo4j.exceptions import DriverError, Neo4jError
 
+from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
 
 Kind = Literal["skipped", "warning", "failed", "conflict"]
@@ -68,6 +72,8 @@ RETURN p {{.*, first_seen: toString(p.first_seen), last_seen: toString(p.last_se
 """
 
 
+log = logging.getLogger(__name__)
+GRAPH_DOWN = (EngineUnavailable, DriverError, Neo4jError, OSError)
 HELD = "lakegraph:problems:held"  # Redis hash: problem id → JSON of record()'s arguments
 
 
@@ -103,6 +109,22 @@ def listing(driver: Driver, database: str, source: str | None = None) -> list[Pr
 def get(driver: Driver, database: str, pid: str) -> Problem | None:
     records = driver.execute_query(GET, id=pid, database_=database).records
     return _problem(records[0]["p"]) if records else None
+
+
+def park(
+    graph: Callable[[], tuple[Driver, str]], broker: Callable[[], redis.Redis],
+    source: str, key: str, kind: Kind, reason: str, task: str, args: list,
+) -> str:
+    """Record a problem in the graph (`graph()` gives the driver and database), or hold it in Redis
+    when the graph is unreachable. Raises only when both are down (the caller then leaves the work
+    undone, to be delivered again)."""
+    try:
+        driver, database = graph()
+        driver.verify_connectivity()  # fails at once; a write to a dead server retries for 30 s or more
+        return record(driver, database, source, key, kind, reason, task, args)
+    except GRAPH_DOWN as graph_down:
+        log.warning("the graph is down (%s); holding problem %s %s in Redis", graph_down, source, key)
+    return hold(broker(), source, key, kind, reason, task, args)
 
 
 def hold(client: redis.Redis, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:

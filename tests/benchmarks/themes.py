@@ -47,7 +47,7 @@ def planted_graph(size: int, rng: random.Random) -> tuple[list[str], list[dict]]
     return uris, rows
 
 
-def timed(call) -> tuple[float, object]:  # noqa: ANN001
+def timed(call) -> tuple[float, object]:
     began = time.perf_counter()
     result = call()
     return time.perf_counter() - began, result

@@ -4,10 +4,8 @@ Neo4j, with the BigQuery emulator as the warehouse; and the audit-log folder thr
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -23,7 +21,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from tests.helpers import LAKEGRAPH, clean_env, run_cli
+from tests.helpers import LAKEGRAPH, clean_env, crash, run_cli, start_worker
 from worker import problems
 from worker.graph import schema
 from worker.runtime import redis_server
@@ -64,20 +62,12 @@ class AuditStack:
     subscribe: subprocess.Popen | None = None
 
     def start_worker(self) -> None:
-        self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
+        self.worker = start_worker(self.env)
 
     def start_subscriber(self) -> None:
         self.subscribe = subprocess.Popen(
             [LAKEGRAPH, "subscribe"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )
-
-    def kill(self, process: subprocess.Popen) -> None:
-        """SIGKILL to the process and its children: a crash, not a shutdown."""
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
     def stop(self) -> None:
         running = [process for process in (self.worker, self.subscribe) if process is not None and process.poll() is None]
@@ -87,7 +77,7 @@ class AuditStack:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.kill(process)
+                crash(process)
 
 
 @contextmanager

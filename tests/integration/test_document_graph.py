@@ -12,8 +12,8 @@ from neo4j import Driver
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump, wipe
 from tests.helpers import clean_env, run_cli
-from worker.demo.pdf import make_pdf
 from worker import problems
+from worker.demo.pdf import make_pdf
 from worker.documents.loader import load
 from worker.documents.source import read
 from worker.documents.sync import DocumentSync

@@ -9,7 +9,6 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from tests.helpers import LAKEGRAPH, clean_env, run_cli
+from tests.helpers import LAKEGRAPH, clean_env, crash, run_cli, start_worker
 from worker import problems
 from worker.celery_app import create_app
 from worker.documents.sync import DocumentSync
@@ -44,16 +43,12 @@ class Live:
     watcher: subprocess.Popen | None = None
 
     def start_worker(self) -> None:
-        self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
+        self.worker = start_worker(self.env)
         app = create_app(self.settings())
         wait_until(lambda: bool(app.control.ping(timeout=0.5)), 60, "celery worker")
 
     def kill_worker(self) -> None:
-        os.killpg(self.worker.pid, signal.SIGKILL)  # the prefork pool too: a crash, not a shutdown
-        self.worker.wait()
+        crash(self.worker)
 
     def start_watcher(self) -> None:
         self.watcher = subprocess.Popen(

@@ -14,6 +14,7 @@ import pytest
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
+from tests.helpers import crash
 from tests.integration.test_audit_pipeline import (
     EXECUTIONS,
     AuditStack,
@@ -58,10 +59,10 @@ def test_duplicates_and_redeliveries_under_load_count_exactly_once(
         for index, data in enumerate(batch):
             futures.append(stack.publish_async(data))
             if index == len(batch) // 3:
-                stack.kill(stack.subscribe)  # messages it holds unacknowledged are redelivered
+                crash(stack.subscribe)  # messages it holds unacknowledged are redelivered
                 stack.start_subscriber()
             if index == 2 * len(batch) // 3:
-                stack.kill(stack.worker)  # tasks it took are redelivered by the broker
+                crash(stack.worker)  # tasks it took are redelivered by the broker
                 stack.start_worker()
             if index % 100 == 0:
                 time.sleep(0.2)  # a stream, not one burst: the kills land mid-flow

@@ -26,15 +26,8 @@ class LakegraphTask(Task):
     problem_source = "worker"
 
     def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
-        problem = (self.problem_source, f"{self.name} {json.dumps(list(args))}", "failed", f"{type(exc).__name__}: {exc}", self.name, list(args))
+        key = f"{self.name} {json.dumps(list(args))}"
         try:
-            driver, where = context.graph()
-            driver.verify_connectivity()  # fails at once; a write to a dead server retries for 30 s or more
-            problems.record(driver, where.database, *problem)
-            return
-        except context.TRANSIENT_ERRORS as graph_down:
-            log.warning("the graph is down (%s); holding the failure of %s%s in Redis", graph_down, self.name, args)
-        try:
-            problems.hold(context.broker(), *problem)
-        except RedisError:  # both stores down: the log and Celery's own failure report are all that is left
+            problems.park(context.graph_database, context.broker, self.problem_source, key, "failed", f"{type(exc).__name__}: {exc}", self.name, list(args))
+        except RedisError:  # both stores down: the log and Celery's failure report remain
             log.exception("could not record the failure of %s%s anywhere", self.name, args)

@@ -6,6 +6,7 @@ from functools import cache
 
 import redis
 from celery.signals import worker_process_init
+from google.api_core import exceptions as google_errors
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
@@ -19,10 +20,13 @@ from worker.themes.schedule import ThemeScheduler
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 
-# Errors worth retrying with backoff: the engine is restarting or briefly unreachable.
+# Errors worth retrying with backoff: the engine is restarting, briefly unreachable or throttling.
 TRANSIENT_ERRORS = (
     EngineUnavailable,
-    ServiceUnavailable, SessionExpired, TransientError,
+    ServiceUnavailable, SessionExpired, TransientError,  # Neo4j
+    redis.ConnectionError, redis.TimeoutError,  # Redis (the theme scheduler's own client)
+    google_errors.ServiceUnavailable, google_errors.TooManyRequests, google_errors.InternalServerError,
+    google_errors.DeadlineExceeded, google_errors.BadGateway,  # BigQuery and Pub/Sub
     ConnectionError,
     TimeoutError,
 )
@@ -36,6 +40,11 @@ def settings() -> Settings:
 @cache
 def graph() -> tuple[Driver, GraphTarget]:
     return connect(settings())
+
+
+def graph_database() -> tuple[Driver, str]:
+    driver, where = graph()
+    return driver, where.database
 
 
 @cache
