@@ -1,4 +1,6 @@
-"""A comparable dump of the document graph: every node and edge with its properties, minus clocks."""
+"""A comparable dump of the document graph: every node and edge with its properties, minus clocks
+and minus what themes runs derive from it (memberships and the seed the next run starts from),
+which a live stack may add at any moment."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from worker.documents.sync import DocumentSync
 from worker.graph import schema
 from worker.settings import Settings
 
-VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
+VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences", "theme_seed"}
 DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
 
 NODES = """
@@ -17,7 +19,7 @@ MATCH (n) WHERE any(label IN labels(n) WHERE label IN $labels)
 RETURN labels(n) AS labels, properties(n) AS props
 """
 EDGES = """
-MATCH (a)-[r]->(b) WHERE any(label IN labels(a) WHERE label IN $labels)
+MATCH (a)-[r]->(b) WHERE any(label IN labels(a) WHERE label IN $labels) AND any(label IN labels(b) WHERE label IN $labels)
 RETURN type(r) AS type, coalesce(a.uri, a.id) AS start, coalesce(b.uri, b.id) AS end, properties(r) AS props
 """
 WIPE = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"

@@ -13,6 +13,9 @@ from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
 
 RESTORE_SWEEP = 5  # seconds
+# A sweep takes milliseconds; a worker killed while holding the sweep's lock must not stop every
+# other worker's sweeps for kombu's default five minutes.
+RESTORE_MUTEX_EXPIRE = 30
 HELD_PROBLEMS_SWEEP = 60  # seconds between moves of problems held in Redis (graph down) into the graph
 TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.tasks.warehouse", "worker.tasks.themes"]
 
@@ -46,6 +49,7 @@ def celery_config(settings: Settings) -> dict[str, object]:
             "visibility_timeout": settings.worker.visibility_timeout,
             "unacked_restore_interval": RESTORE_SWEEP,
             "unacked_restore_throttle": 1,
+            "unacked_mutex_expire": RESTORE_MUTEX_EXPIRE,
         },
         "result_expires": 3600,
         "broker_connection_retry_on_startup": True,

@@ -135,6 +135,7 @@ def stack(
         yield running
 
 
+@pytest.mark.reliability
 def test_pubsub_audit_logs_teach_joins_once_survive_poison_and_refresh_tables(stack: AuditStack, driver: Driver) -> None:
     publish = stack.publish
     done = json.dumps(entry("v2_jobChange_done.json")).encode()

@@ -166,6 +166,7 @@ def write_linked_document(root: Path, index: int) -> None:
     (folder / f"doc-{index}.md").write_text(f"# Doc {index}\nSee [next](../batch-{(index + 1) % 10}/doc-{index + 1}.md).\n")
 
 
+@pytest.mark.reliability
 def test_a_recorded_problem_is_replayed(live: Live) -> None:
     live.stop(live.watcher)  # fixes below must come from the replay, not from a file event
     (live.root / "report.md").write_bytes(b"\x00\x00binary")

@@ -129,6 +129,7 @@ def test_mcp_over_stdio_answers_every_tool(env: dict[str, str], driver: Driver) 
     _check_journey(anyio.run(main))
 
 
+@pytest.mark.reliability
 def test_mcp_over_http_answers_every_tool_and_refuses_every_write(served: Served, driver: Driver, house: lakehouse.Lakehouse) -> None:
     before = dump(driver), driver.execute_query(COUNTS).records[0].values()
 
@@ -150,6 +151,7 @@ def test_mcp_over_http_answers_every_tool_and_refuses_every_write(served: Served
     assert (dump(driver), driver.execute_query(COUNTS).records[0].values()) == before
 
 
+@pytest.mark.reliability
 def test_http_needs_the_bearer_token(served: Served) -> None:
     async def main() -> list[int]:
         async with httpx2.AsyncClient(timeout=10) as anonymous:
@@ -170,6 +172,7 @@ TRAVERSALS = [
 ]
 
 
+@pytest.mark.reliability
 def test_no_uri_reaches_a_file(served: Served) -> None:
     """Raw request paths (sent as-is, nothing normalised by a client library) never serve a file,
     with or without the token."""
@@ -188,6 +191,7 @@ def test_no_uri_reaches_a_file(served: Served) -> None:
         assert "root:" not in body and served.token not in body, path
 
 
+@pytest.mark.reliability
 def test_http_api_answers_refuses_and_counts(served: Served, driver: Driver) -> None:
     before = dump(driver)
 

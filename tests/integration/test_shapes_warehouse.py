@@ -125,6 +125,7 @@ WRITE_ATTEMPTS = [
 ]
 
 
+@pytest.mark.reliability
 @pytest.mark.parametrize("query", WRITE_ATTEMPTS)
 def test_every_write_attempt_is_refused_and_the_graph_is_unchanged(shapes: Shapes, driver: Driver, query: str) -> None:
     before = dump(driver), driver.execute_query(COUNTS).records[0].values()
@@ -134,6 +135,7 @@ def test_every_write_attempt_is_refused_and_the_graph_is_unchanged(shapes: Shape
     assert (dump(driver), driver.execute_query(COUNTS).records[0].values()) == before
 
 
+@pytest.mark.reliability
 def test_cypher_time_limit_is_a_clear_error(house: lakehouse.Lakehouse, driver: Driver) -> None:
     slow = Shapes(house.settings.with_section("shapes", cypher_timeout=0.5), driver, "neo4j")
     with pytest.raises(ShapeError, match="time limit"):
@@ -162,6 +164,7 @@ SQL_ATTEMPTS = [
 ]
 
 
+@pytest.mark.reliability
 @pytest.mark.parametrize(("sql", "why"), SQL_ATTEMPTS)
 def test_sql_writes_scripts_and_file_access_are_refused(shapes: Shapes, house: lakehouse.Lakehouse, sql: str, why: str) -> None:
     before = shapes.run_sql("SELECT count(*) FROM service.parts").result.rows

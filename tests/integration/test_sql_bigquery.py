@@ -48,6 +48,7 @@ def test_row_cap(settings: Settings) -> None:
     assert len(result.rows) == 2 and result.truncated
 
 
+@pytest.mark.reliability
 @pytest.mark.parametrize("sql", [
     "DELETE FROM garage.visits WHERE true",
     "INSERT INTO garage.visits VALUES ('x', 'y', true)",
@@ -66,6 +67,7 @@ def test_writes_and_scripts_are_refused_before_reaching_bigquery(settings: Setti
     assert "evil" not in [table.table_id for table in client.list_tables("garage")]
 
 
+@pytest.mark.reliability
 def test_the_job_carries_the_byte_budget(settings: Settings, client: bigquery.Client) -> None:
     """The dry run's estimate is checked before the job runs; the emulator estimates 0 bytes, so
     here the cap is proved on the job itself (BigQuery enforces maximum_bytes_billed)."""
@@ -75,6 +77,7 @@ def test_the_job_carries_the_byte_budget(settings: Settings, client: bigquery.Cl
     assert isinstance(job, bigquery.QueryJob) and job.maximum_bytes_billed == 12345
 
 
+@pytest.mark.reliability
 def test_time_limit_cancels_the_job(settings: Settings) -> None:
     slow = "SELECT count(*) AS n FROM UNNEST(GENERATE_ARRAY(1, 30000000)) a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 100)) b WHERE MOD(a * b, 7) = 3"
     with pytest.raises(ShapeError, match="time limit reached: job .* was cancelled"):

@@ -34,7 +34,7 @@ from worker.warehouse.joins import Extraction, SchemaIndex, extract
 EXAMPLES = int(os.environ.get("LAKEGRAPH_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TRIED: Counter[str] = Counter()
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.slow]  # --full: 1,000 examples per target
 REFUSED: Counter[str] = Counter()
 SCHEMA = SchemaIndex({"proj": {"shop": {"orders": {"id": "INT64", "customer_id": "INT64"}, "customers": {"id": "INT64", "name": "STRING"}}}}, default_catalog="proj")
 

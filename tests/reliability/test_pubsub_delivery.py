@@ -69,7 +69,11 @@ def test_duplicates_and_redeliveries_under_load_count_exactly_once(
         for future in futures:
             future.result(timeout=60)
         published = time.monotonic() - began
-        wait_until(lambda: count(driver, RUNS) == JOBS, 120, f"{JOBS} query runs")
+        broker = redis_server.client(redis_service.url, 5)
+        wait_until(
+            lambda: count(driver, RUNS) == JOBS, 240, f"{JOBS} query runs",
+            why_dead=lambda: f" ({count(driver, RUNS)} runs; tasks queued {broker.llen('celery')}, taken {broker.zcard('unacked_index')})",
+        )
         settled = time.monotonic() - began
         time.sleep(max(LEASE, VISIBILITY) + 5)  # late redeliveries land, and must add nothing
         runs, executions = count(driver, RUNS), count(driver, EXECUTIONS)

@@ -9,6 +9,7 @@ import pytest
 from worker.documents.library import Library
 from worker.paths import OutsideFolder, contained, within
 
+pytestmark = pytest.mark.reliability
 ESCAPES = ["../secret.md", "a/../../secret.md", "/etc/passwd", "..", "a/b/../../../x.md", "x\0.md", "..\\secret.md"]
 
 

@@ -12,6 +12,8 @@ from worker.errors import EngineUnavailable, LakegraphError
 from worker.paths import OutsideFolder
 from worker.tasks.base import LakegraphTask
 
+pytestmark = pytest.mark.reliability
+
 
 @pytest.mark.parametrize("error", [
     EngineUnavailable("down"), ServiceUnavailable("down"), SessionExpired("gone"), redis.ConnectionError("refused"),
