@@ -168,7 +168,7 @@ SQL_ATTEMPTS = [
 @pytest.mark.parametrize(("sql", "why"), SQL_ATTEMPTS)
 def test_sql_writes_scripts_and_file_access_are_refused(shapes: Shapes, house: lakehouse.Lakehouse, sql: str, why: str) -> None:
     before = shapes.run_sql("SELECT count(*) FROM service.parts").result.rows
-    with pytest.raises(ShapeError, match=why):
+    with pytest.raises(ShapeError, match=why or None):
         shapes.run_sql(sql)
     assert shapes.run_sql("SELECT count(*) FROM service.parts").result.rows == before
     assert not Path("/tmp/parts.csv").exists() or Path("/tmp/parts.csv").stat().st_mtime < house.warehouse.stat().st_mtime
