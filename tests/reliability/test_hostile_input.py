@@ -1,6 +1,6 @@
 """A fuzz campaign (hypothesis) on everything that reads outside input: the Markdown, HTML and PDF
-parsers with the document builder, link resolution, the audit-log parser and the SQL join
-extractor. Random and adversarial inputs — invalid UTF-8, very long lines, deeply nested lists,
+parsers with the document builder, link resolution, the audit-log parser, the SQL join extractor
+and the read-only gate in front of run_sql. Random and adversarial inputs — invalid UTF-8, very long lines, deeply nested lists,
 pathological headings, SQL with a thousand joins — must end in a result or the component's own
 refusal (Skipped, AuditLogError, an Extraction with an error), never a crash or a hang.
 
@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shapes.errors import ShapeError
+from shapes.sql import check_query
 from worker.documents.links import target
 from worker.documents.source import Skipped, build
 from worker.documents.writer import prepare
@@ -140,6 +142,17 @@ def test_join_extractor_on_sql_shaped_noise(sql: str, dialect: str) -> None:
     assert isinstance(found, Extraction)
     if found.error:
         REFUSED["sql"] += 1
+
+
+@FUZZ
+@given(st.lists(SQL_PIECES, max_size=80).map("".join), st.sampled_from(["bigquery", "duckdb", "snowflake"]))
+def test_run_sql_gate_on_sql_shaped_noise(sql: str, dialect: str) -> None:
+    """The read-only gate in front of run_sql: a query passes, anything else is a ShapeError."""
+    TRIED["run_sql gate"] += 1
+    try:
+        check_query(sql, dialect)
+    except ShapeError:
+        REFUSED["run_sql gate"] += 1
 
 
 @pytest.mark.timeout(120)

@@ -96,6 +96,13 @@ def test_sql_that_does_not_parse_is_an_error_not_an_exception(sql: str) -> None:
     assert result.error and not result.pairs
 
 
+@pytest.mark.parametrize(("sql", "dialect"), [("CREATE TABLE t AS  USING (id)", "snowflake"), ("FROM NULL GROUP BY 1", "bigquery")])
+def test_a_crash_inside_sqlglot_is_an_error_not_an_exception(sql: str, dialect: str) -> None:
+    """Found by the fuzz campaign: sqlglot raises TypeError and AssertionError on these."""
+    result = extract(sql, dialect, SCHEMA)
+    assert result.error and not result.pairs
+
+
 def test_schema_names_follow_the_mapping_depth() -> None:
     flat = SchemaIndex({"orders": {"customer_id": "INT"}, "customers": {"id": "INT"}})
     assert pairs("SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id", flat) == {("customers.id", "orders.customer_id")}
