@@ -76,7 +76,7 @@ class FreshnessProbe:
     def backlog(self) -> dict[str, int] | None:
         """Queued tasks per source, from the broker's list (a bounded sample); None if unreachable."""
         try:
-            client = redis_server.client(redis_server.broker_url(self.settings), timeout=0.5)
+            client = redis_server.broker_client(self.settings, timeout=0.5)
             messages = client.lrange(QUEUE, 0, QUEUE_SAMPLE - 1)
         except (EngineUnavailable, RedisError, OSError):
             return None  # an unreachable broker makes the backlog unknown, never the shape fail

@@ -157,7 +157,7 @@ class Shapes:
         """Parked problems, source ages and backlogs, read just before /metrics is served. Problems
         held in Redis come first: they are the ones that exist while the graph is down."""
         try:
-            PROBLEMS_HELD.set(len(problems.held(redis_server.client(redis_server.broker_url(self.settings), timeout=0.5))))
+            PROBLEMS_HELD.set(len(problems.held(redis_server.broker_client(self.settings, timeout=0.5))))
         except (RedisError, LakegraphError):
             log.warning("held problems not counted: Redis is unreachable")
         self.driver.verify_connectivity()

@@ -26,6 +26,7 @@ from sqlglot.errors import ParseError
 
 from shapes.errors import ShapeError
 from shapes.tabular import render_rows
+from worker.errors import first_line
 from worker.settings import Settings
 from worker.warehouse.joins import PARSER_FAILURES
 
@@ -56,7 +57,7 @@ def check_query(sql: str, dialect: str) -> None:
         first = err.errors[0] if err.errors else {}
         raise ShapeError(f"SQL does not parse ({dialect}): {first.get('description', str(err).splitlines()[0])}") from None
     except PARSER_FAILURES as err:  # a tokenizer error, or sqlglot failing inside on hostile input
-        raise ShapeError(f"SQL does not parse ({dialect}): {(str(err).strip() or type(err).__name__).splitlines()[0][:200]}") from None
+        raise ShapeError(f"SQL does not parse ({dialect}): {first_line(err)}") from None
     if len(statements) != 1:
         raise ShapeError(f"refused: one statement at a time, got {len(statements)}")
     statement = statements[0]

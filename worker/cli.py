@@ -300,7 +300,7 @@ def _held_problems(settings: Settings) -> list[Problem]:
     from worker.runtime import redis_server
 
     try:
-        return problems.held(redis_server.client(redis_server.broker_url(settings), timeout=2))
+        return problems.held(redis_server.broker_client(settings, timeout=2))
     except (RedisError, LakegraphError):
         return []
 
@@ -446,7 +446,7 @@ def subscribe(ctx: Context) -> None:
         problems.park(lambda: (driver, where.database), broker, "pubsub", f"message:{message_id}", "skipped", reason, "", [])
 
     def broker() -> redis.Redis:
-        return redis_server.client(redis_server.broker_url(settings), timeout=5)
+        return redis_server.broker_client(settings, timeout=5)
 
     subscriber = AuditLogSubscriber(settings, lambda task, args: app.send_task(task, args=args), record_poison)
     stop = threading.Event()

@@ -12,7 +12,7 @@ from neo4j.exceptions import (
     ServiceUnavailable,
 )
 
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.errors import EngineUnavailable, LakegraphError, first_line
 from worker.runtime import neo4j_server
 from worker.settings import Settings
 
@@ -61,10 +61,5 @@ def connect(settings: Settings) -> tuple[Driver, GraphTarget]:
         ) from None
     except (ServiceUnavailable, OSError, Neo4jError) as err:
         driver.close()
-        raise EngineUnavailable(f"Neo4j at {where.uri} is unreachable ({_first_line(err)}); is it running?") from None
+        raise EngineUnavailable(f"Neo4j at {where.uri} is unreachable ({first_line(err)}); is it running?") from None
     return driver, where
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text.splitlines()[0][:200]

@@ -82,6 +82,11 @@ def broker_url(settings: Settings) -> str:
     return running.url
 
 
+def broker_client(settings: Settings, timeout: float) -> redis.Redis:
+    """A plain client of the broker's Redis (the configured one, else the embedded one)."""
+    return client(broker_url(settings), timeout)
+
+
 def client(url: str, timeout: float) -> redis.Redis:
     """A redis-py client for a Celery-style URL (redis-py spells unix sockets `unix://`)."""
     if url.startswith("redis+socket://"):

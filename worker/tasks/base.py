@@ -11,6 +11,7 @@ from celery import Task
 from redis.exceptions import RedisError
 
 from worker import problems
+from worker.errors import EngineUnavailable
 from worker.tasks import context
 
 log = logging.getLogger(__name__)
@@ -29,5 +30,5 @@ class LakegraphTask(Task):
         key = f"{self.name} {json.dumps(list(args))}"
         try:
             problems.park(context.graph_database, context.broker, self.problem_source, key, "failed", f"{type(exc).__name__}: {exc}", self.name, list(args))
-        except RedisError:  # both stores down: the log and Celery's failure report remain
+        except (RedisError, EngineUnavailable):  # both stores down: the log and Celery's failure report remain
             log.exception("could not record the failure of %s%s anywhere", self.name, args)

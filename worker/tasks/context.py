@@ -75,7 +75,7 @@ def theme_runner() -> ThemeRunner:
 @cache
 def broker() -> redis.Redis:
     """A plain client of the broker's Redis, for the worker's own bookkeeping."""
-    return redis_server.client(redis_server.broker_url(settings()), timeout=5)
+    return redis_server.broker_client(settings(), timeout=5)
 
 
 @cache

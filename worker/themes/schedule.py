@@ -90,7 +90,7 @@ def exclusive_run(settings: Settings, wait: float = 120.0) -> Iterator[None]:
     """Hold the run lock around a run started outside the worker (`themes --refresh`). Without a
     reachable Redis no worker can be running themes, so no lock is needed."""
     try:
-        client = redis_server.client(redis_server.broker_url(settings), timeout=2)
+        client = redis_server.broker_client(settings, timeout=2)
         client.ping()
     except (EngineUnavailable, redis.RedisError, OSError):
         yield

@@ -21,6 +21,8 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from worker.errors import first_line
+
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
 _STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NUMBERS = re.compile(r"(?<![\w`.])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w`])")
@@ -103,7 +105,7 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     try:
         parsed = sqlglot.parse(sql, read=dialect)
     except PARSER_FAILURES as err:
-        return Extraction(error=_first_line(err))
+        return Extraction(error=first_line(err, 300))
     pairs: set[JoinPair] = set()
     tables: set[str] = set()
     for index, statement in enumerate(parsed):
@@ -114,7 +116,7 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
         try:
             scopes = _qualified_scopes(statement, lambda at=index: sqlglot.parse(sql, read=dialect)[at], dialect, schema)
         except PARSER_FAILURES as err:
-            return Extraction(error=_first_line(err))
+            return Extraction(error=first_line(err, 300))
         for scope in scopes:
             tables.update(schema.name(source) for source in scope.sources.values() if isinstance(source, exp.Table))
             pairs.update(_scope_pairs(scope, schema))
@@ -187,8 +189,3 @@ def _through(scope: Scope, name: str, schema: SchemaIndex, depth: int) -> set[Co
             return _bases(scope, inner, schema, depth + 1)
         return set()
     return set()
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text.splitlines()[0][:300]
