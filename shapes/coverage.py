@@ -8,13 +8,13 @@ text decides, so the negative is proved, not guessed from similarity.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from neo4j import Driver
 
 from shapes.errors import ShapeError
 from shapes.search import escape
+from worker.documents.tokens import token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
 
 MAX_TERMS = 500
@@ -38,11 +38,6 @@ class CoverageResult:
     mentions: dict[str, int] = field(default_factory=dict)  # term -> how many documents/sections mention it
 
 
-def _token_pattern(term: str) -> re.Pattern[str]:
-    """The term as a whole token: not preceded or followed by a word character."""
-    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.IGNORECASE)
-
-
 def coverage(driver: Driver, database: str, terms: list[str], under: str | None = None) -> CoverageResult:
     cleaned = list(dict.fromkeys(term.strip() for term in terms if term.strip()))
     if not cleaned:
@@ -53,7 +48,7 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None 
         raise ShapeError(f"a term is longer than {MAX_TERM} characters")
     result = CoverageResult(cleaned, under)
     for term in cleaned:
-        pattern = _token_pattern(term)
+        pattern = token_pattern(term)
         rows = driver.execute_query(
             CANDIDATE_NODES, lucene=f'"{escape(term)}"', limit=CANDIDATES, under=under or "", database_=database,
         ).records

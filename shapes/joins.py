@@ -24,16 +24,31 @@ ORDER BY confidence DESC, left, right
 """
 
 
+UNRESOLVED = f"""
+MATCH (q:{Label.QUERY}) WHERE size(coalesce(q.unresolved, [])) > 0
+  AND ($table = '' OR any(column IN q.unresolved WHERE column STARTS WITH $table + '.' OR column CONTAINS '.' + $table + '.'))
+WITH q ORDER BY q.executions DESC, q.id
+WITH count(q) AS total, collect({{query: q.id, columns: q.unresolved, sql: left(q.sql, 200)}})[..$examples] AS examples
+RETURN total, examples
+"""
+UNRESOLVED_EXAMPLES = 5
+
+
 @dataclass(frozen=True)
 class JoinListing:
     declared: list[dict]
     learned: list[dict]
+    unresolved_queries: int  # queries naming columns their tables lack: never counted as joins
+    unresolved_examples: list[dict]
 
 
 def list_joins(driver: Driver, database: str, table: str = "", min_confidence: float = 0.0) -> JoinListing:
     declared = driver.execute_query(DECLARED, table=table, database_=database).records
     learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, database_=database).records
-    return JoinListing([dict(row) for row in declared], [dict(row) for row in learned])
+    unresolved = driver.execute_query(UNRESOLVED, table=table, examples=UNRESOLVED_EXAMPLES, database_=database).records[0]
+    return JoinListing(
+        [dict(row) for row in declared], [dict(row) for row in learned], unresolved["total"], list(unresolved["examples"]),
+    )
 
 
 def render(listing: JoinListing) -> str:
@@ -46,4 +61,7 @@ def render(listing: JoinListing) -> str:
             f"  {row['left']} = {row['right']}  confidence {row['confidence']:.2f}: {row['executions']} executions, "
             f"{row['queries']} queries, {row['users']} users, last {row['last_seen']}" + (f" [{', '.join(flags)}]" if flags else "")
         )
+    if listing.unresolved_queries:
+        lines.append(f"queries naming columns their tables lack ({listing.unresolved_queries}; not counted as joins)")
+        lines += [f"  {', '.join(row['columns'])}  in {row['sql']}" for row in listing.unresolved_examples]
     return "\n".join(lines)

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from neo4j import Driver
 
 from shapes.errors import ShapeError
+from worker.documents.tokens import any_token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
 
 MAX_QUERY = 1000
 MAX_K = 200
 SNIPPET = 80
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_WORD = re.compile(r"\w")
 _RESERVED = {"AND", "OR", "NOT", "TO"}
 
 SEARCH = f"""
@@ -90,16 +92,26 @@ def _breadcrumb(uri: str, document: str | None) -> str:
 
 
 def _snippet(text: str, words: list[str]) -> str:
-    """A window of text around the first match, with matched words in «»."""
+    """A window of text around the first match, with matched words in «» — whole tokens only, the
+    rule coverage counts by, so `1` is never marked inside `017`."""
     flat = " ".join(text.split())
-    lowered = flat.lower()
-    positions = [lowered.find(word) for word in words if word and lowered.find(word) >= 0]
-    start = max(0, min(positions) - SNIPPET) if positions else 0
-    window = flat[start : start + 2 * SNIPPET + 40]
-    if words:
-        pattern = re.compile("|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True)), re.IGNORECASE)
+    pattern = any_token_pattern(words) if words else None
+    first = pattern.search(flat) if pattern else None
+    start = _token_edge(flat, max(0, first.start() - SNIPPET) if first else 0)
+    window = flat[start : _token_edge(flat, start + 2 * SNIPPET + 40)]
+    if pattern:
         window = pattern.sub(lambda match: f"«{match.group(0)}»", window)
     return ("…" if start else "") + window + ("…" if start + len(window) < len(flat) else "")
+
+
+def _token_edge(text: str, at: int) -> int:
+    """`at`, moved back to the start of the token it falls inside, so a snippet cuts no ordinary
+    token (a token longer than a snippet is cut where it must be)."""
+    at = min(at, len(text))
+    for back in range(at, max(0, at - SNIPPET // 2), -1):
+        if back == len(text) or not (_WORD.match(text[back - 1]) and _WORD.match(text[back])):
+            return back
+    return at
 
 
 def render(result: SearchResult) -> str:

@@ -124,3 +124,11 @@ def bigquery_endpoint(services_dir: Path) -> Iterator[str]:
         yield endpoint
     finally:
         service.stop()
+
+
+@pytest.fixture(scope="session")
+def powershell_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real PowerShell documentation estate (3,088 Markdown pages), unpacked once per session."""
+    from tests.corpora import unpack_powershell_docs
+
+    return unpack_powershell_docs(tmp_path_factory.mktemp("corpora"))

@@ -180,6 +180,31 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
         out.print("see `lakegraph errors` and `lakegraph links --broken`")
 
 
+@cli.command()
+@click.argument("names", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_context
+def forget(ctx: Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Remove whole libraries from the graph (the files are untouched); links into them become unresolved.
+
+    Loads and reconciles never remove a library they were not given: this is the one way to."""
+    from worker.documents.writer import DocumentWriter
+
+    driver, where = connect(ctx.settings)
+    with driver:
+        writer = DocumentWriter(driver, where.database, {})
+        stored = writer.library_names()
+        unknown = [name for name in names if name not in stored]
+        if unknown:
+            raise LakegraphError(f"no library named {', '.join(unknown)} in the graph (it holds: {', '.join(stored) or 'none'})")
+        removed = {name: len(writer.forget_library(name).deleted) for name in names}
+    if as_json:
+        emit_json({"documents_deleted": removed})
+        return
+    for name, count in removed.items():
+        out.print(f"{name}: {count} documents removed", highlight=False, markup=False)
+
+
 @load.command("warehouse")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_context
@@ -392,21 +417,31 @@ def joins_extract(queries_file: Path, dialect: str, schema_file: Path | None, as
         err.print(f"skipped line {line}: {reason}", highlight=False, markup=False)
     result = absorb(executions, dialect, schema)
     rows = sorted(result.pairs.items())
+    unresolved = [
+        {"query": shape, "columns": columns, "sql": result.samples[shape][:200]} for shape, columns in sorted(result.unresolved.items())
+    ]
     if as_json:
-        emit_json([
-            {"left": str(pair.left), "right": str(pair.right), "queries": len(stats.queries), "executions": stats.executions}
-            for pair, stats in rows
-        ])
-    else:
-        out.print(
-            f"{result.executions} executions, {len(result.shapes)} distinct queries, "
-            f"{len(result.unparsable)} unparsable, {len(rejected)} bad lines, {result.duplicates} duplicate ids; {len(rows)} join pairs",
-            highlight=False,
-        )
-        for pair, stats in rows:
-            flag = "  (self-join)" if pair.self_join else ""
-            out.print(f"{pair.left} = {pair.right}  queries {len(stats.queries)}  executions {stats.executions}{flag}", highlight=False, markup=False)
-    if result.unparsable and not as_json:
+        emit_json({
+            "executions": result.executions, "distinct_queries": len(result.shapes), "unparsable": len(result.unparsable),
+            "bad_lines": len(rejected), "duplicates": result.duplicates, "unresolved": unresolved,
+            "pairs": [
+                {"left": str(pair.left), "right": str(pair.right), "queries": len(stats.queries), "executions": stats.executions,
+                 "self_join": pair.self_join}
+                for pair, stats in rows
+            ],
+        })
+        return
+    out.print(
+        f"{result.executions} executions, {len(result.shapes)} distinct queries, {len(result.unparsable)} unparsable, "
+        f"{len(unresolved)} with unresolved columns, {len(rejected)} bad lines, {result.duplicates} duplicate ids; {len(rows)} join pairs",
+        highlight=False,
+    )
+    for pair, stats in rows:
+        flag = "  (self-join)" if pair.self_join else ""
+        out.print(f"{pair.left} = {pair.right}  queries {len(stats.queries)}  executions {stats.executions}{flag}", highlight=False, markup=False)
+    for row in unresolved[:5]:
+        err.print(f"unresolved {', '.join(row['columns'])} (not a join) in: {row['sql']}", highlight=False, markup=False)
+    if result.unparsable:
         err.print(f"{len(result.unparsable)} queries did not parse, e.g.: {next(iter(result.unparsable.values()))}", markup=False)
 
 

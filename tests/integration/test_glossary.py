@@ -19,6 +19,7 @@ from worker import problems
 from worker.graph import schema
 from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
+from worker.warehouse import glossary as glossary_source
 from worker.warehouse.sync import WarehouseSync
 
 pytestmark = pytest.mark.timeout(180)
@@ -116,3 +117,26 @@ def test_an_edited_glossary_reaches_the_graph_through_the_watcher(
         for process in processes:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=20)
+
+
+def test_a_file_sync_never_removes_another_sources_terms(neo4j_service: Neo4jService, driver: Driver, warehouse: Path, tmp_path: Path) -> None:
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    glossary = tmp_path / "glossary.toml"
+    glossary.write_text(GLOSSARY)
+    sync = make_sync(neo4j_service, driver, warehouse, glossary)
+    sync.sync_all()
+    catalog_terms = [glossary_source.Term(name="Part number", tags=["service.work_orders.part"])]
+    glossary_source.sync(driver, "neo4j", catalog_terms, source="catalog")
+    glossary.write_text('[[term]]\nname = "Comeback ratio"\ntags = ["service.work_orders.is_comeback"]\n')
+    sync.sync_glossary()
+    assert tags(driver) == [
+        ("Comeback ratio", "warehouse.service.work_orders.is_comeback"),
+        ("Part number", "warehouse.service.work_orders.part"),
+    ]
+    sources = "MATCH (b:BusinessTerm) RETURN b.name AS name, b.source AS source ORDER BY name"
+    assert [tuple(row.values()) for row in driver.execute_query(sources).records] == [
+        ("Comeback ratio", "file"), ("Part number", "catalog"),
+    ]
+    glossary_source.sync(driver, "neo4j", [], source="catalog")  # the other source, emptied, leaves the file's
+    assert tags(driver) == [("Comeback ratio", "warehouse.service.work_orders.is_comeback")]

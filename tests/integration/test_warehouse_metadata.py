@@ -173,3 +173,24 @@ def test_bigquery_keys_nested_fields_and_table_level_refresh(bigquery_client: bi
     assert names == [f"{db}.service.line_notes", f"{db}.service.order_lines", f"{db}.service.parts", f"{db}.service.vehicles"]
     assert graph.execute_query("MATCH (c:Column {id: $id}) RETURN c.data_type AS t", id=f"{db}.service.order_lines.qty").records[0]["t"] == "INT64"
     assert len(graph.execute_query(KEYS).records) == 3  # refreshing one table keeps the other tables' keys into it
+
+
+def test_a_dropped_schema_goes_and_another_database_is_never_touched(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    for name in ("alpha", "beta"):
+        with duckdb.connect(str(tmp_path / f"{name}.duckdb")) as con:
+            con.execute(DUCKDB_DDL)
+            con.execute("CREATE SCHEMA staging; CREATE TABLE staging.raw (id INTEGER)")
+    alpha, beta = (duckdb_sync(neo4j_service, graph, tmp_path / f"{name}.duckdb") for name in ("alpha", "beta"))
+    alpha.sync_all()
+    beta.sync_all()
+    schemas = "MATCH (d:Database)-[:HAS_SCHEMA]->(s:Schema) RETURN s.id AS id ORDER BY id"
+    assert [row["id"] for row in graph.execute_query(schemas).records] == [
+        "alpha.shop", "alpha.staging", "beta.shop", "beta.staging",
+    ]
+    with duckdb.connect(str(tmp_path / "alpha.duckdb")) as con:
+        con.execute("DROP SCHEMA staging CASCADE")
+    reports = alpha.sync_all()
+    assert reports["staging"]["tables_deleted"] == 1 and reports["staging"]["columns_deleted"] == 1
+    assert [row["id"] for row in graph.execute_query(schemas).records] == ["alpha.shop", "beta.shop", "beta.staging"]
+    assert graph.execute_query("MATCH (n) WHERE n.id STARTS WITH 'alpha.staging' RETURN count(n) AS n").records[0]["n"] == 0
+    assert alpha.sync_all()["shop"]["tables_written"] == 0  # and a second run changes nothing

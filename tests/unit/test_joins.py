@@ -148,11 +148,26 @@ def test_joins_extract_command(tmp_path: Path) -> None:
     schema.write_text(json.dumps(SCHEMA.mapping))
     result = run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == [
-        {"left": "shop.customers.id", "right": "shop.orders.customer_id", "queries": 2, "executions": 2},
-        {"left": "shop.items.order_id", "right": "shop.orders.order_id", "queries": 1, "executions": 1},
+    answer = json.loads(result.stdout)
+    assert answer["pairs"] == [
+        {"left": "shop.customers.id", "right": "shop.orders.customer_id", "queries": 2, "executions": 2, "self_join": False},
+        {"left": "shop.items.order_id", "right": "shop.orders.order_id", "queries": 1, "executions": 1, "self_join": False},
     ]
+    assert (answer["executions"], answer["distinct_queries"], answer["bad_lines"], answer["unresolved"]) == (3, 3, 1, [])
     assert "skipped line 4" in result.stderr
+
+
+def test_joins_extract_shows_unresolved_columns_with_their_query(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.buyer = c.id"}) + "\n")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA.mapping))
+    text = run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema))
+    assert text.returncode == 0, text.stderr
+    assert "1 with unresolved columns" in text.stdout and "0 join pairs" in text.stdout
+    assert "unresolved shop.orders.buyer (not a join) in: SELECT * FROM shop.orders o JOIN" in text.stderr
+    answer = json.loads(run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json").stdout)
+    assert [row["columns"] for row in answer["unresolved"]] == [["shop.orders.buyer"]] and answer["pairs"] == []
 
 
 def test_joins_extract_refuses_bad_arguments_in_one_line(tmp_path: Path) -> None:
@@ -181,3 +196,83 @@ def test_a_shape_resolved_once_is_reused_from_the_cache() -> None:
 def test_a_column_missing_from_the_schema_does_not_lose_the_query() -> None:
     sql = "SELECT c.nickname FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id"
     assert pairs(sql) == ORDERS_CUSTOMERS
+
+
+FLIGHTS = SchemaIndex({
+    "airlines": {"uid": "INT", "Airline": "TEXT", "Country": "TEXT"},
+    "flights": {"Airline": "INT", "FlightNo": "INT", "SourceAirport": "TEXT"},
+    "airports": {"AirportCode": "TEXT", "City": "TEXT"},
+})
+DIALECTS = ["sqlite", "mysql", "bigquery", "duckdb", "postgres", "snowflake"]
+QUOTED_STRING_DIALECTS = ["sqlite", "mysql", "bigquery"]  # where "text" may be a string
+
+
+def found(sql: str, dialect: str, schema: SchemaIndex = FLIGHTS) -> tuple[set[tuple[str, str, bool]], set[str]]:
+    result = extract(sql, dialect, schema)
+    assert result.error is None, result.error
+    return {(str(pair.left), str(pair.right), pair.self_join) for pair in result.pairs}, set(result.unresolved)
+
+
+@pytest.mark.parametrize("dialect", QUOTED_STRING_DIALECTS)
+def test_a_double_quoted_value_is_a_literal_not_a_column(dialect: str) -> None:
+    """Spider's flight_2: `WHERE Airline = "JetBlue Airways"` is a filter on a string."""
+    assert found('SELECT Country FROM airlines WHERE Airline = "JetBlue Airways"', dialect) == (set(), set())
+    joined = 'SELECT count(*) FROM flights AS T1 JOIN airlines AS T2 ON T1.Airline = T2.uid WHERE T2.Airline = "JetBlue Airways"'
+    pairs_found, unresolved = found(joined, dialect)
+    assert {(left.lower(), right.lower()) for left, right, _ in pairs_found} == {("airlines.uid", "flights.airline")}
+    assert unresolved == set()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_two_fields_of_one_row_are_a_filter_not_a_join(dialect: str) -> None:
+    for sql in (
+        "SELECT * FROM flights t WHERE t.Airline = t.FlightNo",
+        "SELECT * FROM flights WHERE Airline = FlightNo",
+        "SELECT * FROM flights t JOIN airports a ON t.SourceAirport = a.AirportCode AND t.Airline = t.FlightNo",
+    ):
+        pairs_found, _ = found(sql, dialect)
+        assert all(not self_join for _, _, self_join in pairs_found), (dialect, sql, pairs_found)
+        assert len(pairs_found) <= 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_column_the_table_lacks_is_counted_unresolved_never_joined(dialect: str) -> None:
+    pairs_found, unresolved = found("SELECT * FROM flights f JOIN airports a ON f.Gate = a.AirportCode", dialect)
+    assert pairs_found == set()
+    assert {name.lower() for name in unresolved} == {"flights.gate"}
+    pairs_found, unresolved = found("SELECT * FROM flights WHERE Gate = FlightNo", dialect)
+    assert pairs_found == set() and {name.lower() for name in unresolved} == {"flights.gate"}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_real_self_join_through_two_aliases_stays_a_join(dialect: str) -> None:
+    """TPC-H Q21's shape: lineitem l1 and l2 on the same order."""
+    schema = SchemaIndex({"lineitem": {"l_orderkey": "INT", "l_suppkey": "INT"}})
+    sql = "SELECT * FROM lineitem l1 JOIN lineitem l2 ON l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey"
+    pairs_found, unresolved = found(sql, dialect, schema)  # Snowflake normalizes names to upper case
+    assert {(left.lower(), right.lower(), self_join) for left, right, self_join in pairs_found} == {
+        ("lineitem.l_orderkey", "lineitem.l_orderkey", True)
+    }
+    assert unresolved == set()
+
+
+def test_without_a_schema_nothing_is_called_unresolved() -> None:
+    result = extract("SELECT * FROM flights f JOIN airports a ON f.Gate = a.AirportCode", "sqlite", SchemaIndex({}))
+    assert {(str(pair.left), str(pair.right)) for pair in result.pairs} == {("airports.airportcode", "flights.gate")}
+    assert not result.unresolved
+
+
+def test_a_correlated_subquery_joins_to_its_outer_alias() -> None:
+    sql = "SELECT * FROM shop.orders o WHERE EXISTS (SELECT 1 FROM shop.customers c WHERE c.id = o.customer_id)"
+    assert pairs(sql) == ORDERS_CUSTOMERS
+
+
+def test_public_query_sets_learn_exactly_their_labelled_joins() -> None:
+    """Spider dev (SQLite, with "string" literals and filters) and TPC-H (comma joins, self-joins,
+    correlated subqueries): every learned pair is a real join, and every labelled join is learned."""
+    from tests.benchmarks.join_precision import query_sets, score
+
+    assert [path.stem for path in query_sets()] == ["spider-dev", "tpch"]
+    for path in query_sets():
+        result = score(path)
+        assert (result.precision, result.recall, result.unresolved) == (1.0, 1.0, 0), path.stem

@@ -17,7 +17,6 @@ from worker.documents.source import Skipped, read
 from worker.documents.sync import (
     ALL_KINDS,
     SOURCE,
-    STORED_DOCUMENTS,
     SYNC_TASK,
     DocumentSync,
     problem_key,
@@ -135,10 +134,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     report.stage_seconds["links"] = time.monotonic() - stamp
 
     present = {(library.name, relpath) for library, relpath, _, _ in jobs}
-    stale = [
-        row["uri"] for row in sync.driver.execute_query(STORED_DOCUMENTS, database_=sync.database).records
-        if (row["library"], row["relpath"]) not in present
-    ]
+    stale = [uri for key, (uri, _) in sorted(sync.stored_documents().items()) if key not in present]
     if stale:
         report.deleted = len(sync.writer.delete(stale).deleted)
     report.seconds = time.monotonic() - began

@@ -32,7 +32,12 @@ ALL_KINDS: tuple[problems.Kind, ...] = ("skipped", "warning", "failed", "conflic
 
 Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "conflict"]
 
-STORED_DOCUMENTS = f"MATCH (d:{Label.DOCUMENT}) RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash"
+# Every "stored but no longer present" comparison is scoped to the libraries at hand: loading or
+# reconciling one library must never touch another (one loaded ad hoc, or by another deployment).
+STORED_DOCUMENTS = f"""
+MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
+RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash
+"""
 FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
 
 
@@ -40,6 +45,7 @@ FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS 
 class ReconcileReport:
     files: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    unconfigured: list[str] = field(default_factory=list)  # libraries in the graph the settings do not name
     started_at: float = 0.0  # epoch seconds: when a periodic repair began, for lag accounting
     seconds: float = 0.0
 
@@ -106,12 +112,11 @@ class DocumentSync:
         return report
 
     def reconcile(self) -> ReconcileReport:
-        """Compare every file (path and hash) with the graph and repair each difference."""
+        """Compare every file of the configured libraries (path and hash) with the graph and repair
+        each difference. Libraries the graph holds but the settings do not name are reported, never
+        touched: they may have been loaded on purpose (`load docs NAME=PATH`); `forget` removes one."""
         report = ReconcileReport(started_at=time.time())
-        stored = {
-            (row["library"], row["relpath"]): row["hash"]
-            for row in self.driver.execute_query(STORED_DOCUMENTS, database_=self.database).records
-        }
+        stored = self.stored_documents()
         on_disk: set[tuple[str, str]] = set()
         for library in self.libraries.values():
             for relpath in library.walk(on_loop=self.loop_reporter(library)):
@@ -121,16 +126,20 @@ class DocumentSync:
                     digest = file_hash(library.path(relpath).read_bytes())
                 except OSError:
                     digest = None
-                if digest is None or stored.get((library.name, relpath)) != digest:
+                if digest is None or stored.get((library.name, relpath), ("", None))[1] != digest:
                     report.count(self.sync_path(library.name, relpath))
         for library_name, relpath in sorted(set(stored) - on_disk):
-            if library_name in self.libraries:
-                report.count(self.sync_path(library_name, relpath))
-            else:  # a library removed from the configuration
-                self.writer.delete([uris.document_uri(library_name, relpath)])
-                report.count("deleted")
+            report.count(self.sync_path(library_name, relpath))
+        report.unconfigured = [name for name in self.writer.library_names() if name not in self.libraries]
         report.seconds = round(time.time() - report.started_at, 3)
         return report
+
+    def stored_documents(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(library, relpath) → (uri, file hash) of every stored document of the configured libraries."""
+        return {
+            (row["library"], row["relpath"]): (row["uri"], row["hash"])
+            for row in self.driver.execute_query(STORED_DOCUMENTS, libraries=sorted(self.libraries), database_=self.database).records
+        }
 
     def _remove(self, library: Library, relpath: str, keep_problems: bool = False) -> Outcome:
         uri = uris.document_uri(library.name, relpath)

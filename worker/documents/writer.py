@@ -208,6 +208,13 @@ MATCH (f:{Label.FOLDER} {{uri: uri}})
 WHERE NOT (f)-[:{Rel.HAS}]->()
 DETACH DELETE f
 """
+LIBRARY_NAMES = f"MATCH (l:{Label.LIBRARY}) RETURN l.uri AS name ORDER BY name"
+DOCUMENTS_OF_LIBRARY = f"MATCH (d:{Label.DOCUMENT} {{library: $library}}) RETURN d.uri AS uri ORDER BY uri"
+DELETE_LIBRARY = f"""
+MATCH (l:{Label.LIBRARY} {{uri: $library}})
+OPTIONAL MATCH (l)-[:{Rel.HAS}*]->(f:{Label.FOLDER})
+DETACH DELETE f, l
+"""
 STORED_SOURCE = f"MATCH (d:{Label.DOCUMENT} {{uri: $uri}}) RETURN d.relpath AS relpath, d.library AS library"
 
 
@@ -326,6 +333,18 @@ class DocumentWriter:
             report = session.execute_write(self._delete, found)
             session.execute_write(lambda tx: tx.run(PRUNE_FOLDERS, uris=[folder_uri]).consume())
             return report
+
+    def forget_library(self, name: str) -> WriteReport:
+        """Remove a whole library (its documents, folders and node); links into it become unresolved."""
+        with self._session() as session:
+            found = [record["uri"] for record in session.run(DOCUMENTS_OF_LIBRARY, library=name)]
+            report = session.execute_write(self._delete, found)
+            session.execute_write(lambda tx: tx.run(DELETE_LIBRARY, library=name).consume())
+            return report
+
+    def library_names(self) -> list[str]:
+        with self._session() as session:
+            return [record["name"] for record in session.run(LIBRARY_NAMES)]
 
     def relpaths_under(self, folder_uri: str) -> list[str]:
         """The stored relpaths of every document below a folder."""

@@ -63,6 +63,7 @@ class Connector(Protocol):
     """One warehouse engine behind one interface."""
 
     database: str
+    lists_all_schemas: bool  # schemas() is the whole database (not a configured selection)
 
     def schemas(self) -> list[str]: ...
 

@@ -51,6 +51,8 @@ WHERE database_name = current_database() AND schema_name = $schema AND ($table I
 class DuckDBConnector:
     """The local warehouse file, opened read-only for each read so writers are never blocked long."""
 
+    lists_all_schemas = True
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.database = path.stem
@@ -132,6 +134,7 @@ class BigQueryConnector:
         self.client = client
         self.database = project
         self.datasets = datasets
+        self.lists_all_schemas = not datasets
 
     def _rows(self, sql: str, dataset: str | None = None, table: str | None = None) -> list[dict]:
         config = bigquery.QueryJobConfig(query_parameters=[bigquery.ScalarQueryParameter("table", "STRING", table)])

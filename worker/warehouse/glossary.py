@@ -1,7 +1,8 @@
 """The business glossary: BusinessTerm nodes tagged onto tables and columns, following one TOML file.
 
-Terms are keyed by their lower-cased name; a sync makes the graph match the file exactly (terms
-and tags removed from the file disappear). A tag names a table or column by its full id or by
+Terms are keyed by their lower-cased name and record their source; a sync makes the source's own
+terms match the file exactly (terms and tags removed from the file disappear), and leaves the terms
+of any other source alone. A tag names a table or column by its full id or by
 its tail (`service.work_orders.is_comeback`); a tag that matches nothing, or more than one thing,
 is kept on the term as `unresolved_tags` and reported.
 """
@@ -74,8 +75,11 @@ MERGE (b:{Label.BUSINESS_TERM} {{id: r.id}})
 WITH b, r WHERE b.content_hash IS NULL OR b.content_hash <> r.hash
 SET b += r.props, b.content_hash = r.hash, b.updated_at = datetime()
 """
-DELETE_OTHER_TERMS = f"MATCH (b:{Label.BUSINESS_TERM}) WHERE NOT b.id IN $ids DETACH DELETE b"
-DROP_TAGS = f"MATCH ()-[r:{Rel.TAGGED_WITH}]->(:{Label.BUSINESS_TERM}) DELETE r"
+# A sync owns only the terms of its own source (terms written before sources were recorded count
+# as the file's): another glossary source's terms and tags are never removed by this one.
+OWNED = "coalesce(b.source, $default_source) = $source"
+DELETE_OTHER_TERMS = f"MATCH (b:{Label.BUSINESS_TERM}) WHERE {OWNED} AND NOT b.id IN $ids DETACH DELETE b"
+DROP_TAGS = f"MATCH ()-[r:{Rel.TAGGED_WITH}]->(b:{Label.BUSINESS_TERM}) WHERE {OWNED} DELETE r"
 TAG = {
     label: f"""
     UNWIND $rows AS r
@@ -85,6 +89,7 @@ TAG = {
     """
     for label in (Label.TABLE, Label.COLUMN)
 }
+FILE_SOURCE = "file"  # the TOML glossary file (`warehouse.glossary_path`)
 TABLE_IDS = f"UNWIND $ids AS id MATCH (t:{Label.TABLE} {{id: id}}) RETURN t.id AS id"
 
 
@@ -95,12 +100,13 @@ class GlossaryReport:
     unresolved: dict[str, list[str]] = field(default_factory=dict)  # term -> tags that matched nothing (or too much)
 
 
-def sync(driver: Driver, database: str, terms: list[Term]) -> GlossaryReport:
+def sync(driver: Driver, database: str, terms: list[Term], source: str = FILE_SOURCE) -> GlossaryReport:
+    """Make the terms of one glossary source match `terms`; other sources' terms stay as they are."""
     with driver.session(database=database) as session:
-        return session.execute_write(_sync, terms)
+        return session.execute_write(_sync, terms, source)
 
 
-def _sync(tx: ManagedTransaction, terms: list[Term]) -> GlossaryReport:
+def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryReport:
     report = GlossaryReport(terms=len(terms))
     all_tags = sorted({tag for term in terms for tag in term.tags})
     matches = {row["tag"]: row["ids"] for row in tx.run(MATCH_TAGS, tags=all_tags)}
@@ -111,13 +117,14 @@ def _sync(tx: ManagedTransaction, terms: list[Term]) -> GlossaryReport:
             report.unresolved[term.name] = unresolved
         props = {
             "name": term.name, "description": term.description, "synonyms": term.synonyms,
-            "tags": term.tags, "unresolved_tags": unresolved,
+            "tags": term.tags, "unresolved_tags": unresolved, "source": source,
         }
         rows.append({"id": term.id, "props": props, "hash": content_hash(props)})
         tag_rows += [{"node": matches[tag][0], "term": term.id} for tag in term.tags if tag not in unresolved]
-    tx.run(DELETE_OTHER_TERMS, ids=[term.id for term in terms]).consume()
+    owned = {"source": source, "default_source": FILE_SOURCE}
+    tx.run(DELETE_OTHER_TERMS, ids=[term.id for term in terms], **owned).consume()
     tx.run(UPSERT_TERMS, rows=rows).consume()
-    tx.run(DROP_TAGS).consume()
+    tx.run(DROP_TAGS, **owned).consume()
     tables = {row["id"] for row in tx.run(TABLE_IDS, ids=[row["node"] for row in tag_rows])}
     tx.run(TAG[Label.TABLE], rows=[row for row in tag_rows if row["node"] in tables]).consume()
     tx.run(TAG[Label.COLUMN], rows=[row for row in tag_rows if row["node"] not in tables]).consume()

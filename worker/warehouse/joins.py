@@ -3,8 +3,15 @@
 sqlglot parses the query in the warehouse's dialect and qualifies every column against the
 schema (aliases, unaliased and backticked names, `USING`, comma joins); then each equality in a
 join condition or WHERE clause is traced through CTEs, derived tables and UNION branches back to
-base-table columns. A pair is undirected (`left < right`); a table joined to itself is kept and
-flagged. SQL that does not parse yields an error, never an exception.
+base-table columns. A pair is undirected (`left < right`); a table joined to itself through two
+aliases is kept and flagged. SQL that does not parse yields an error, never an exception.
+
+What is not a join, although it is an equality of two names:
+- `t.a = t.b` on one table instance compares two fields of one row: a filter;
+- with a schema, a double-quoted name that is no column of any table in scope is a string literal
+  (SQLite and MySQL accept `"JetBlue Airways"` as one);
+- with a schema, a column its table does not have is never a join endpoint: it is counted as
+  unresolved, with its query, so schema drift or a typo is visible instead of a wrong join.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema
 
 from worker.errors import first_line
 
@@ -58,6 +66,7 @@ class Extraction:
     pairs: frozenset[JoinPair] = field(default_factory=frozenset)
     tables: frozenset[str] = field(default_factory=frozenset)
     error: str | None = None
+    unresolved: frozenset[str] = field(default_factory=frozenset)  # table.column (or ?.column) the schema lacks
 
 
 def fingerprint(sql: str) -> str:
@@ -77,6 +86,25 @@ class SchemaIndex:
         self.mapping = mapping
         self.depth = _depth(mapping)
         self.default_catalog = default_catalog  # BigQuery: the project that `dataset.table` means
+        self._resolved: dict[str, MappingSchema] = {}
+
+    def resolved(self, dialect: str) -> MappingSchema | None:
+        """The mapping as sqlglot's schema, its names normalized the dialect's way; built once per dialect."""
+        if not self.mapping:
+            return None
+        if dialect not in self._resolved:
+            self._resolved[dialect] = MappingSchema(self.mapping, dialect=dialect)
+        return self._resolved[dialect]
+
+    def columns(self, table: exp.Table, dialect: str) -> set[str] | None:
+        """The (normalized) columns of a table the schema knows; None for a table it does not know."""
+        resolved = self.resolved(dialect)
+        if resolved is None or resolved.find(table, ensure_data_types=False) is None:
+            return None
+        return set(resolved.column_names(table))
+
+    def __getstate__(self) -> dict:  # process pools get the mapping; each builds its own sqlglot schema
+        return {**self.__dict__, "_resolved": {}}
 
     def name(self, table: exp.Table) -> str:
         catalog = table.catalog or (self.default_catalog if table.db else None)
@@ -108,6 +136,7 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
         return Extraction(error=first_line(err, 300))
     pairs: set[JoinPair] = set()
     tables: set[str] = set()
+    unresolved: set[str] = set()
     for index, statement in enumerate(parsed):
         if statement is None:
             continue
@@ -119,8 +148,8 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
             return Extraction(error=first_line(err, 300))
         for scope in scopes:
             tables.update(schema.name(source) for source in scope.sources.values() if isinstance(source, exp.Table))
-            pairs.update(_scope_pairs(scope, schema))
-    return Extraction(frozenset(pairs), frozenset(tables))
+            pairs.update(_scope_pairs(scope, Resolution(schema, dialect, unresolved)))
+    return Extraction(frozenset(pairs), frozenset(tables), unresolved=frozenset(unresolved))
 
 
 def _qualified_scopes(
@@ -131,14 +160,23 @@ def _qualified_scopes(
     options = {"dialect": dialect, "catalog": schema.default_catalog, "validate_qualify_columns": False,
                "quote_identifiers": False, "identify": False}
     try:
-        return traverse_scope(qualify(statement, schema=schema.mapping or None, **options))
+        return traverse_scope(qualify(statement, schema=schema.resolved(dialect), **options))
     except SqlglotError:
         if not schema.mapping:
             raise
         return traverse_scope(qualify(reparse(), schema=None, **options))
 
 
-def _scope_pairs(scope: Scope, schema: SchemaIndex) -> Iterable[JoinPair]:
+@dataclass(frozen=True)
+class Resolution:
+    """What resolving a column needs: the schema, the dialect, and where unknown columns are counted."""
+
+    schema: SchemaIndex
+    dialect: str
+    unresolved: set[str]
+
+
+def _scope_pairs(scope: Scope, resolution: Resolution) -> Iterable[JoinPair]:
     select = scope.expression
     if not isinstance(select, exp.Select):
         return
@@ -151,31 +189,57 @@ def _scope_pairs(scope: Scope, schema: SchemaIndex) -> Iterable[JoinPair]:
         left, right = equality.this, equality.expression
         if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
             continue
-        if left.table == right.table and left.name == right.name:
-            continue  # t.x = t.x compares a row with itself
-        for one, other in product(_bases(scope, left, schema, 0), _bases(scope, right, schema, 0)):
+        if left.table and left.table == right.table:
+            continue  # two fields of one row of one table instance: a filter, not a join
+        if _literal(scope, left, resolution) or _literal(scope, right, resolution):
+            continue
+        for one, other in product(_bases(scope, left, resolution, 0), _bases(scope, right, resolution, 0)):
             yield JoinPair.of(one, other)
 
 
-def _bases(scope: Scope, column: exp.Column, schema: SchemaIndex, depth: int) -> set[ColumnRef]:
+def _literal(scope: Scope, column: exp.Column, resolution: Resolution) -> bool:
+    """A double-quoted name that no table in scope has: a string in dialects that allow `"text"`."""
+    if column.table or not column.this.quoted or not resolution.schema.mapping:
+        return False
+    tables = [source for source in scope.sources.values() if isinstance(source, exp.Table)]
+    return all(column.name not in (resolution.schema.columns(table, resolution.dialect) or ()) for table in tables)
+
+
+def _bases(scope: Scope, column: exp.Column, resolution: Resolution, depth: int) -> set[ColumnRef]:
     """The base-table columns a column stands for, through CTEs, derived tables and UNIONs."""
     if depth > MAX_TRACE_DEPTH:
         return set()
-    source = scope.sources.get(column.table) if column.table else _only_source(scope)
+    source = _named_source(scope, column.table) if column.table else _only_source(scope)
     if isinstance(source, exp.Table):
-        return {ColumnRef(schema.name(source), column.name)}
+        name = resolution.schema.name(source)
+        known = resolution.schema.columns(source, resolution.dialect)
+        if known is not None and column.name not in known:
+            resolution.unresolved.add(f"{name}.{column.name}")
+            return set()
+        return {ColumnRef(name, column.name)}
     if isinstance(source, Scope):
-        return _through(source, column.name, schema, depth + 1)
+        return _through(source, column.name, resolution, depth + 1)
+    if not column.table and resolution.schema.mapping:  # with a schema, qualify leaves only unknown names bare
+        resolution.unresolved.add(f"?.{column.name}")
     return set()
+
+
+def _named_source(scope: Scope | None, name: str) -> exp.Table | Scope | None:
+    """The source an alias names: in this scope, else an enclosing one (a correlated subquery)."""
+    while scope is not None:
+        if name in scope.sources:
+            return scope.sources[name]
+        scope = scope.parent
+    return None
 
 
 def _only_source(scope: Scope) -> exp.Table | Scope | None:
     return next(iter(scope.sources.values())) if len(scope.sources) == 1 else None
 
 
-def _through(scope: Scope, name: str, schema: SchemaIndex, depth: int) -> set[ColumnRef]:
+def _through(scope: Scope, name: str, resolution: Resolution, depth: int) -> set[ColumnRef]:
     if scope.set_operation_scopes:  # UNION / INTERSECT / EXCEPT: every branch
-        return set().union(*(_through(branch, name, schema, depth + 1) for branch in scope.set_operation_scopes))
+        return set().union(*(_through(branch, name, resolution, depth + 1) for branch in scope.set_operation_scopes))
     select = scope.expression
     if not isinstance(select, exp.Select):
         return set()
@@ -186,6 +250,6 @@ def _through(scope: Scope, name: str, schema: SchemaIndex, depth: int) -> set[Co
         while isinstance(inner, exp.Paren | exp.Cast):
             inner = inner.this
         if isinstance(inner, exp.Column):
-            return _bases(scope, inner, schema, depth + 1)
+            return _bases(scope, inner, resolution, depth + 1)
         return set()
     return set()

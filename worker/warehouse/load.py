@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from neo4j import Driver
 
@@ -28,12 +28,9 @@ class WarehouseLoadReport:
 def load_warehouse(settings: Settings, driver: Driver, database: str, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
     sync = WarehouseSync(settings, driver, database)
     report = WarehouseLoadReport(sync.connector.database)
-    schemas = sync.connector.schemas()
-    for index, name in enumerate(schemas):
-        progress("warehouse", index, len(schemas) + 1)
-        report.schemas[name] = asdict(sync.sync_schema(name))
+    report.schemas = sync.sync_schemas(lambda done, total: progress("warehouse", done, total + 1))
     report.glossary = sync.sync_glossary()
-    progress("warehouse", len(schemas) + 1, len(schemas) + 1)
+    progress("warehouse", 1, 1)
     queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
     files = folder_files(settings.audit_log_path)
     for index, path in enumerate(files):

@@ -46,7 +46,7 @@ MERGE_QUERIES = f"""
 UNWIND $rows AS r
 MERGE (q:{Label.QUERY} {{id: r.id}})
 ON CREATE SET q.sql = r.sql, q.executions = 0, q.first_seen = r.first, q.error = r.error
-SET q.executions = q.executions + r.executions,
+SET q.unresolved = r.unresolved, q.executions = q.executions + r.executions,
     q.first_seen = CASE WHEN r.first < q.first_seen THEN r.first ELSE q.first_seen END,
     q.last_seen = CASE WHEN q.last_seen IS NULL OR r.last > q.last_seen THEN r.last ELSE q.last_seen END
 WITH q, r
@@ -84,6 +84,7 @@ class QueryLogReport:
     duplicates: int = 0
     failed: int = 0
     unparsable: int = 0
+    unresolved: int = 0  # distinct queries naming a column its table lacks
     pairs: int = 0
 
 
@@ -149,6 +150,7 @@ class QueryGraph:
             self.dialect, self.schema(), workers=1, cache=self.cache,
         )
         report.unparsable = len(result.unparsable)
+        report.unresolved = len(result.unresolved)
         times: dict[str, list[str]] = defaultdict(list)
         samples: dict[str, str] = {}
         for event in counted:
@@ -159,6 +161,7 @@ class QueryGraph:
             {
                 "id": shape, "sql": samples[shape][:20_000], "executions": len(times[shape]), "first": min(times[shape]),
                 "last": max(times[shape]), "error": extraction.error, "tables": sorted(extraction.tables),
+                "unresolved": sorted(extraction.unresolved),
             }
             for shape, extraction in result.shapes.items()
         ]).consume()

@@ -50,9 +50,16 @@ class Absorbed:
     shapes: dict[str, Extraction] = field(default_factory=dict)
     pairs: dict[JoinPair, PairStats] = field(default_factory=lambda: defaultdict(PairStats))
 
+    samples: dict[str, str] = field(default_factory=dict)  # shape -> the SQL of its first execution
+
     @property
     def unparsable(self) -> dict[str, str]:
         return {shape: result.error for shape, result in self.shapes.items() if result.error}
+
+    @property
+    def unresolved(self) -> dict[str, list[str]]:
+        """Shape -> the columns its tables lack (schema drift or typos: never counted as joins)."""
+        return {shape: sorted(result.unresolved) for shape, result in self.shapes.items() if result.unresolved}
 
 
 def read_queries(path: Path) -> tuple[list[Execution], list[tuple[int, str]]]:
@@ -111,6 +118,7 @@ def absorb(
         extractions = [_extract(job) for job in jobs]
     cache.update(zip(samples, extractions, strict=True))
     result.shapes = {shape: cache[shape] for shape in grouped}
+    result.samples = {shape: runs[0].sql for shape, runs in grouped.items()}
     for shape, runs in grouped.items():
         result.executions += len(runs)
         for pair in result.shapes[shape].pairs:

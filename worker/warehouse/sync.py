@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -42,9 +43,22 @@ class WarehouseSync:
         self.refresh_embeddings()
         return report
 
+    def sync_schemas(self, on_schema: Callable[[int, int], None] = lambda done, total: None) -> dict[str, dict]:
+        """Every schema of the warehouse. Schemas gone from it are removed — only this database's,
+        and only when the connector lists the whole database rather than a configured selection."""
+        schemas = self.connector.schemas()
+        reports = {}
+        for index, schema in enumerate(schemas):
+            on_schema(index, len(schemas))
+            reports[schema] = asdict(self.sync_schema(schema))
+        if self.connector.lists_all_schemas:
+            for name, gone in self.writer.prune_schemas(self.connector.database, schemas).items():
+                reports[name] = asdict(gone)
+        return reports
+
     def sync_all(self) -> dict[str, dict]:
         """Every schema, then the glossary (its tags may name tables that just appeared)."""
-        reports = {schema: asdict(self.sync_schema(schema)) for schema in self.connector.schemas()}
+        reports = self.sync_schemas()
         found = self.sync_glossary()
         if found is not None:
             reports["glossary"] = asdict(found)

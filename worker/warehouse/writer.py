@@ -50,6 +50,20 @@ MATCH (t:{Label.TABLE} {{id: id}})
 OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 DETACH DELETE t, c
 """
+GONE_SCHEMAS = f"""
+MATCH (:{Label.DATABASE} {{id: $database}})-[:{Rel.HAS_SCHEMA}]->(s:{Label.SCHEMA})
+WHERE NOT s.name IN $present
+OPTIONAL MATCH (s)-[:{Rel.HAS_TABLE}]->(t:{Label.TABLE})
+OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+RETURN s.name AS name, s.id AS id, count(DISTINCT t) AS tables, count(c) AS columns ORDER BY id
+"""
+DELETE_SCHEMAS = f"""
+UNWIND $ids AS id
+MATCH (s:{Label.SCHEMA} {{id: id}})
+OPTIONAL MATCH (s)-[:{Rel.HAS_TABLE}]->(t:{Label.TABLE})
+OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+DETACH DELETE s, t, c
+"""
 DROP_KEYS = f"""
 UNWIND $tables AS id
 MATCH (:{Label.TABLE} {{id: id}})-[:{Rel.HAS_COLUMN}]->(a:{Label.COLUMN})-[r:{Rel.REFERENCES}]->(b:{Label.COLUMN})
@@ -87,6 +101,21 @@ class MetadataWriter:
     def apply(self, snapshot: Snapshot) -> MetadataReport:
         with self.driver.session(database=self.database) as session:
             return session.execute_write(self._apply, snapshot)
+
+    def prune_schemas(self, database: str, present: list[str]) -> dict[str, MetadataReport]:
+        """Remove the schemas of `database` (and only of it) that are no longer in the warehouse."""
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(self._prune_schemas, database, present)
+
+    def _prune_schemas(self, tx: ManagedTransaction, database: str, present: list[str]) -> dict[str, MetadataReport]:
+        gone = {
+            row["name"]: (row["id"], MetadataReport(tables_deleted=row["tables"], columns_deleted=row["columns"]))
+            for row in tx.run(GONE_SCHEMAS, database=database, present=present)
+        }
+        if gone:
+            tx.run(DELETE_SCHEMAS, ids=[schema_id for schema_id, _ in gone.values()]).consume()
+            stamp(tx, "warehouse")
+        return {name: report for name, (_, report) in gone.items()}
 
     def _apply(self, tx: ManagedTransaction, snapshot: Snapshot) -> MetadataReport:
         report = MetadataReport()
