@@ -132,3 +132,19 @@ def test_the_schema_is_read_again_only_after_its_time_to_live(graph: Driver) -> 
     assert queries.schema() is first
     now[0] += 2
     assert queries.schema() is not first
+
+
+def test_a_column_the_table_lacks_is_listed_as_unresolved_and_never_joined(graph: Driver) -> None:
+    from shapes.joins import list_joins, render
+
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    typo = replace(event("v2_jobChange_done.json"), job_id="typo-1",
+                   sql="SELECT * FROM `my-proj.shop.orders` o JOIN `my-proj.shop.customers` c ON o.customer = c.id")
+    report = QueryGraph(graph, "neo4j").absorb([typo], now=NOW)
+    assert (report.runs, report.pairs, report.unresolved) == (1, 0, 1)
+    assert graph.execute_query(JOIN).records == []
+    listing = list_joins(graph, "neo4j")
+    assert listing.unresolved_queries == 1
+    assert [row["columns"] for row in listing.unresolved_examples] == [["my-proj.shop.orders.customer"]]
+    assert "queries naming columns their tables lack (1; not counted as joins)" in render(listing)
+    assert list_joins(graph, "neo4j", table="shop.customers").unresolved_queries == 0
