@@ -25,6 +25,7 @@ from worker.settings import Settings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lakegraph", message="%(prog)s %(version)s")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="User settings file (TOML).")
 @click.pass_context
 def cli(ctx: click.Context, config_file: Path | None) -> None:

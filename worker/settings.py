@@ -29,7 +29,9 @@ from pydantic_settings import (
 
 from worker.errors import LakegraphError
 
-DEFAULTS_FILE = Path(__file__).resolve().parent.parent / "config" / "lakegraph.toml"
+# Every default, shipped inside the package (a wheel has no config/ folder); config/lakegraph.toml is
+# the documented copy beside the code, and a test keeps the two identical.
+DEFAULTS_FILE = Path(__file__).resolve().with_name("defaults.toml")
 ENV_PREFIX = "LAKEGRAPH_"
 CONFIG_ENV = "LAKEGRAPH_CONFIG"
 USER_FILE_NAME = "lakegraph.toml"

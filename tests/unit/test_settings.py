@@ -130,3 +130,10 @@ def test_the_celery_configuration_follows_the_worker_settings() -> None:
     assert schedule["reconcile-documents"]["schedule"] == settings.documents.reconcile_interval
     with pytest.raises(LakegraphError, match="visibility_timeout"):
         load_settings(worker={"visibility_timeout": 1})
+
+
+def test_the_packaged_defaults_are_the_documented_file() -> None:
+    """The wheel ships worker/defaults.toml; config/lakegraph.toml is the copy users read."""
+    documented = Path(__file__).resolve().parents[2] / "config" / "lakegraph.toml"
+    assert DEFAULTS_FILE.name == "defaults.toml" and DEFAULTS_FILE.parent.name == "worker"
+    assert DEFAULTS_FILE.read_bytes() == documented.read_bytes()

@@ -1,0 +1,44 @@
+"""lakegraph installed from its wheel into a fresh venv, far from the checkout, works as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(900)
+
+
+def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("LAKEGRAPH_")}
+    result = subprocess.run([str(part) for part in argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+    assert result.returncode == 0, f"{argv}: {result.stderr[-2000:]}"
+    return result
+
+
+def test_the_wheel_installs_and_its_commands_run_outside_the_checkout(tmp_path: Path) -> None:
+    dist, elsewhere = tmp_path / "dist", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=tmp_path)
+    [wheel] = dist.glob("lakegraph-*.whl")
+    venv.create(tmp_path / "venv", with_pip=True)
+    python, lakegraph = tmp_path / "venv" / "bin" / "python", tmp_path / "venv" / "bin" / "lakegraph"
+    run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, cwd=elsewhere)
+
+    assert run(lakegraph, "--version", cwd=elsewhere).stdout.startswith("lakegraph ")
+    settings = json.loads(run(lakegraph, "config", "--json", cwd=elsewhere).stdout)
+    assert settings["state_dir"] == ".lakegraph" and settings["warehouse"]["engine"] == "duckdb"
+
+    queries = elsewhere / "queries.jsonl"
+    queries.write_text(json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id"}) + "\n")
+    schema = elsewhere / "schema.json"
+    schema.write_text(json.dumps({"shop": {"orders": {"customer_id": "INT64"}, "customers": {"id": "INT64"}}}))
+    extracted = json.loads(run(lakegraph, "joins", "extract", "--queries", queries, "--dialect", "bigquery", "--schema", schema, "--json", cwd=elsewhere).stdout)
+    assert [(row["left"], row["right"]) for row in extracted["pairs"]] == [("shop.customers.id", "shop.orders.customer_id")]
+    assert "site-packages" in run(python, "-c", "import worker.settings as s; print(s.DEFAULTS_FILE)", cwd=elsewhere).stdout
