@@ -61,7 +61,7 @@ CALL (t) {{
   OPTIONAL MATCH (c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM})
   WITH c, collect(ct.name) AS terms ORDER BY c.position
   RETURN collect(CASE WHEN c IS NULL THEN null ELSE {{
-    name: c.name, type: c.data_type, nullable: c.nullable, primary_key: c.primary_key,
+    name: c.name, type: c.type, nullable: c.nullable, primary_key: c.is_primary_key,
     description: c.description, terms: terms}} END) AS columns
 }}
 CALL (t) {{

@@ -22,7 +22,7 @@ from worker.warehouse.sync import WarehouseSync
 pytestmark = pytest.mark.timeout(180)
 VECTOR_INDEXES = "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig['vector.dimensions'] AS size ORDER BY name"
 NEAREST_TABLES = """
-CALL db.index.vector.queryNodes('table_embedding', 3, $vector) YIELD node, score
+CALL db.index.vector.queryNodes('table_vector_index', 3, $vector) YIELD node, score
 RETURN node.name AS name ORDER BY score DESC
 """
 # sentence-transformers' own output for this sentence with all-MiniLM-L6-v2 (its first five values).
@@ -70,7 +70,7 @@ def test_bundled_model_matches_sentence_transformers(bert_settings: Settings) ->
 def test_vector_indexes_follow_the_embedder(driver: Driver, bert_settings: Settings, neo4j_service: Neo4jService, clean_graph: None) -> None:
     apply_schema(bert_settings, driver, "neo4j")
     rows = [(row["name"], row["size"]) for row in driver.execute_query(VECTOR_INDEXES).records]
-    assert rows == [("business_term_embedding", 384), ("column_embedding", 384), ("table_embedding", 384)]
+    assert rows == [("businessterm_vector_index", 384), ("column_vector_index", 384), ("table_vector_index", 384)]
     assert schema.apply(driver, "neo4j", vector_dimensions=384).created == []
     apply_schema(neo4j_service.settings, driver, "neo4j")
     assert driver.execute_query(VECTOR_INDEXES).records == []

@@ -93,7 +93,7 @@ def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
     schema = shapes.schema().result
     assert schema.labels["Table"] == 6 and schema.relationship_types["REFERENCES"] == 4
     assert any(prop.startswith("confidence") for prop in schema.relationship_properties["JOINS_WITH"])
-    assert {"document_text", "table_text", "business_term_text"} <= {index["name"] for index in schema.indexes}
+    assert {"document_text", "table_full_text_index", "column_full_text_index", "businessterm_full_text_index"} <= {index["name"] for index in schema.indexes}
 
 
 def test_read_only_cypher_answers_with_a_row_cap(shapes: Shapes, house: lakehouse.Lakehouse, driver: Driver) -> None:
@@ -115,7 +115,7 @@ WRITE_ATTEMPTS = [
     "CALL gds.graph.project('g', 'Table', '*')",
     "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line",
     "CREATE INDEX evil FOR (n:Table) ON (n.evil)",
-    "DROP INDEX table_text",
+    "DROP INDEX table_full_text_index",
     "SHOW USERS",
     "CREATE USER evil SET PASSWORD 'evilevil1'",
     "MATCH (n) RETURN n; MATCH (m) DETACH DELETE m",

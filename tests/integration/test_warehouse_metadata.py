@@ -71,7 +71,9 @@ def test_duckdb_schema_tables_views_columns_and_composite_keys(neo4j_service: Ne
     view = graph.execute_query("MATCH (t:Table {id: 'warehouse.shop.eu_customers'}) RETURN t.view_sql AS sql").records[0]["sql"]
     assert "WHERE" in view and "region" in view
     key = graph.execute_query("MATCH (c:Column {id: 'warehouse.shop.customers.id'}) RETURN c").records[0]["c"]
-    assert (key["primary_key"], key["description"], key["data_type"], key["nullable"]) == (True, "customer key", "INTEGER", False)
+    assert (key["is_primary_key"], key["is_foreign_key"], key["description"], key["type"], key["nullable"]) == (True, False, "customer key", "INTEGER", False)
+    foreign = graph.execute_query("MATCH (c:Column {id: 'warehouse.shop.notes.customer_id'}) RETURN c.is_foreign_key AS fk").records[0]["fk"]
+    assert foreign is True
     assert [tuple(row.values()) for row in graph.execute_query(KEYS).records] == [
         ("warehouse.shop.notes.customer_id", "warehouse.shop.customers.id", "notes_customer_id_id_fkey", 0),
         ("warehouse.shop.notes.order_id", "warehouse.shop.lines.order_id", "notes_order_id_line_order_id_line_fkey", 0),
@@ -171,7 +173,7 @@ def test_bigquery_keys_nested_fields_and_table_level_refresh(bigquery_client: bi
         assert time.monotonic() - began < 2.0
     names = [row["t"] for row in graph.execute_query(TABLES, db=db).records]
     assert names == [f"{db}.service.line_notes", f"{db}.service.order_lines", f"{db}.service.parts", f"{db}.service.vehicles"]
-    assert graph.execute_query("MATCH (c:Column {id: $id}) RETURN c.data_type AS t", id=f"{db}.service.order_lines.qty").records[0]["t"] == "INT64"
+    assert graph.execute_query("MATCH (c:Column {id: $id}) RETURN c.type AS t", id=f"{db}.service.order_lines.qty").records[0]["t"] == "INT64"
     assert len(graph.execute_query(KEYS).records) == 3  # refreshing one table keeps the other tables' keys into it
 
 

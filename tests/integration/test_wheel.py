@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,9 +24,11 @@ def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_the_wheel_installs_and_its_commands_run_outside_the_checkout(tmp_path: Path) -> None:
-    dist, elsewhere = tmp_path / "dist", tmp_path / "elsewhere"
+    dist, elsewhere, source = tmp_path / "dist", tmp_path / "elsewhere", tmp_path / "source"
     elsewhere.mkdir()
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=tmp_path)
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", ".lakegraph", "build", "dist", "*.egg-info", "__pycache__", "lakegraph-demo"))
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, source, cwd=tmp_path)
     [wheel] = dist.glob("lakegraph-*.whl")
     venv.create(tmp_path / "venv", with_pip=True)
     python, lakegraph = tmp_path / "venv" / "bin" / "python", tmp_path / "venv" / "bin" / "lakegraph"

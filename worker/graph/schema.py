@@ -54,15 +54,24 @@ METADATA_LABELS = (
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"
-TABLE_TEXT_INDEX = "table_text"
-BUSINESS_TERM_INDEX = "business_term_text"
+# The metadata graph's index names follow Neocarta's conventions, so its MCP server (and anything
+# else written for a Neocarta graph) finds them: `<labels>_full_text_index`, `<label>_vector_index`.
+TABLE_TEXT_INDEX = "table_full_text_index"
+COLUMN_TEXT_INDEX = "column_full_text_index"
+BUSINESS_TERM_INDEX = "businessterm_full_text_index"
 # Vector indexes, present only when an embedder is configured (their size is the model's).
 VECTOR_INDEXES = {
-    Label.TABLE: "table_embedding",
-    Label.COLUMN: "column_embedding",
-    Label.BUSINESS_TERM: "business_term_embedding",
+    Label.TABLE: "table_vector_index",
+    Label.COLUMN: "column_vector_index",
+    Label.BUSINESS_TERM: "businessterm_vector_index",
 }
 EMBEDDING_PROPERTY = "embedding"
+# Names this graph used before it followed Neocarta's; `apply` drops them where they remain.
+RETIRED_INDEXES = ("table_text", "business_term_text", "table_embedding", "column_embedding", "business_term_embedding")
+# The singleton node Neocarta's connectors write and its MCP server checks: the conventions the
+# metadata graph follows are those of this Neocarta version.
+NEOCARTA_GRAPH_LABEL = "__neocarta_graph__"
+NEOCARTA_VERSION = "0.8.0"
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,8 @@ def _unique(label: Label, key: str) -> SchemaItem:
     )
 
 
-def _range(label: Label, key: str) -> SchemaItem:
-    name = f"{label.lower()}_{key}"
+def _range(label: Label, key: str, name: str = "") -> SchemaItem:
+    name = name or f"{label.lower()}_{key}"
     return SchemaItem(name, "index", f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{key})")
 
 
@@ -102,7 +111,10 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _range(Label.UNRESOLVED_LINK, "key"),
     _range(Label.PROBLEM, "key"),
     _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), ("displayName", "name", "text")),
+    # Neocarta's catalog tools look schemas, tables and columns up by name
+    *(_range(label, "name", f"{label.lower()}_name_index") for label in (Label.SCHEMA, Label.TABLE, Label.COLUMN)),
     _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description")),
+    _fulltext(COLUMN_TEXT_INDEX, (Label.COLUMN,), ("name", "description")),
     _fulltext(BUSINESS_TERM_INDEX, (Label.BUSINESS_TERM,), ("name", "description", "synonyms")),
 )
 
@@ -140,6 +152,8 @@ def apply(driver: Driver, database: str, vector_dimensions: int | None = None, a
     for name, size in sizes.items():
         if name in VECTOR_INDEXES.values() and size != vector_dimensions:
             driver.execute_query(DROP_INDEX.format(name=name), database_=database)
+    for name in RETIRED_INDEXES:
+        driver.execute_query(DROP_INDEX.format(name=name), database_=database)
     present = {
         record["name"]
         for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES)

@@ -14,11 +14,11 @@ from typing import Protocol
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str  # the field path for nested fields: addr.city
-    data_type: str
+    type: str  # Neocarta's property names: type, nullable, is_primary_key (is_foreign_key is the writer's)
     position: int
     nullable: bool
     description: str | None = None
-    primary_key: bool = False
+    is_primary_key: bool = False
     nested: bool = False  # a field inside a STRUCT/RECORD column
 
 

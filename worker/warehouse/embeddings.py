@@ -25,7 +25,7 @@ RETURN t.id AS id, t.embedding_hash AS hash,
 """
 COLUMN_TEXTS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
-RETURN c.id AS id, c.embedding_hash AS hash, [t.name + ' ' + c.name, coalesce(c.data_type, ''), coalesce(c.description, '')] AS parts
+RETURN c.id AS id, c.embedding_hash AS hash, [t.name + ' ' + c.name, coalesce(c.type, ''), coalesce(c.description, '')] AS parts
 """
 TERM_TEXTS = f"""
 MATCH (b:{Label.BUSINESS_TERM})

@@ -35,7 +35,7 @@ DUPLICATE_RACE_ATTEMPTS = 3
 SCHEMA_COLUMNS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
-RETURN t.database AS database, t.schema AS schema, t.name AS table, c.name AS column, c.data_type AS type
+RETURN t.database AS database, t.schema AS schema, t.name AS table, c.name AS column, c.type AS type
 """
 SEEN_RUNS = f"UNWIND $ids AS id MATCH (r:{Label.QUERY_RUN} {{id: id}}) RETURN r.id AS id"
 RECORD_RUNS = f"""

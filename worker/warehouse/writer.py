@@ -13,7 +13,7 @@ from neo4j import Driver, ManagedTransaction
 
 from worker.graph.content import content_hash
 from worker.graph.freshness import stamp
-from worker.graph.schema import Label, Rel
+from worker.graph.schema import NEOCARTA_GRAPH_LABEL, NEOCARTA_VERSION, Label, Rel
 from worker.warehouse.catalog import Snapshot
 
 MERGE_SCHEMA = f"""
@@ -41,6 +41,7 @@ UNWIND $rows AS r
 MATCH (t:{Label.TABLE} {{id: r.table}})
 MERGE (c:{Label.COLUMN} {{id: r.id}})
 SET c += r.props, c.updated_at = datetime()
+REMOVE c.data_type, c.primary_key  // names used before Neocarta's (type, is_primary_key)
 MERGE (t)-[:{Rel.HAS_COLUMN}]->(c)
 """
 DELETE_COLUMNS = f"UNWIND $ids AS id MATCH (c:{Label.COLUMN} {{id: id}}) DETACH DELETE c"
@@ -49,6 +50,13 @@ UNWIND $ids AS id
 MATCH (t:{Label.TABLE} {{id: id}})
 OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 DETACH DELETE t, c
+"""
+# Neocarta's singleton metadata node: which conventions wrote this graph, and when it last changed.
+MARK_NEOCARTA_GRAPH = f"""
+MERGE (n:`{NEOCARTA_GRAPH_LABEL}`)
+ON CREATE SET n.initial_version = $version, n.latest_version = $version, n.create_date = datetime(), n.last_updated = datetime()
+WITH n WHERE $changed
+SET n.latest_version = $version, n.last_updated = datetime()
 """
 GONE_SCHEMAS = f"""
 MATCH (:{Label.DATABASE} {{id: $database}})-[:{Rel.HAS_SCHEMA}]->(s:{Label.SCHEMA})
@@ -126,6 +134,7 @@ class MetadataWriter:
             for row in tx.run(STORED, schema_id=schema_id, table=snapshot.table)
         }
         table_rows, column_rows, gone_columns = [], [], []
+        foreign = {f"{key.table}.{column}" for key in snapshot.foreign_keys for column in key.columns}
         for table in snapshot.tables:
             props = {
                 "name": table.name, "kind": table.kind, "description": table.description, "view_sql": table.view_sql,
@@ -139,7 +148,7 @@ class MetadataWriter:
             for column in table.columns:
                 column_id = f"{table.id}.{column.name}"
                 current.add(column_id)
-                column_props = {**asdict(column), "table": table.id}
+                column_props = {**asdict(column), "table": table.id, "is_foreign_key": column_id in foreign}
                 column_digest = content_hash(column_props)
                 if old_columns.get(column_id) != column_digest:
                     column_rows.append({"id": column_id, "table": table.id, "props": {**column_props, "content_hash": column_digest}})
@@ -159,7 +168,9 @@ class MetadataWriter:
         report.tables_written, report.tables_deleted = len(table_rows), len(gone_tables)
         report.columns_written, report.columns_deleted = len(column_rows), len(gone_columns)
         keys_changed = sorted(map(_key_order, dropped)) != sorted(map(_key_order, key_rows))
-        if report.tables_written or report.tables_deleted or report.columns_written or report.columns_deleted or keys_changed:
+        changed = bool(report.tables_written or report.tables_deleted or report.columns_written or report.columns_deleted or keys_changed)
+        if changed:
             stamp(tx, "warehouse")
+        tx.run(MARK_NEOCARTA_GRAPH, version=NEOCARTA_VERSION, changed=changed).consume()
         report.keys = len(key_rows)
         return report
