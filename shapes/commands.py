@@ -133,7 +133,8 @@ def themes_command(ctx: Context, level: int, refresh: bool, gamma: float | None,
         if refresh:
             with exclusive_run(ctx.settings):
                 report = ThemeRunner(ctx.settings, driver, where.database).run(force=True, gamma=gamma)
-            out.print(f"themes run {report.run_id}: {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
+            if not as_json:  # with --json the one JSON answer names the run
+                out.print(f"themes run {report.run_id}: {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
         shown = None
         while True:
             result = shapes.themes(level)

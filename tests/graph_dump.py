@@ -1,6 +1,5 @@
 """A comparable dump of the document graph: every node and edge with its properties, minus clocks
-and minus what themes runs derive from it (memberships and the seed the next run starts from),
-which a live stack may add at any moment."""
+and minus what themes runs derive from it (memberships), which a live stack may add at any moment."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from worker.documents.sync import DocumentSync
 from worker.graph import schema
 from worker.settings import Settings
 
-VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences", "theme_seed"}
+VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
 DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
 
 NODES = """

@@ -116,7 +116,7 @@ def test_a_failed_run_leaves_the_themes_and_drops_its_projection(library: tuple[
         {"lib/nowhere/a": "4:00000000-0000-0000-0000-000000000000:999998", "lib/nowhere/b": "4:00000000-0000-0000-0000-000000000000:999999"},
     )
     with pytest.raises(LakegraphError, match="GDS Leiden failed"):
-        GdsEngine(driver, "neo4j").partition(ghost, 1.0, {}, 42, 3)
+        GdsEngine(driver, "neo4j").partition(ghost, 1.0, 42, 3)
     assert driver.execute_query(PROJECTIONS).records[0]["n"] == 0
     assert memberships(driver) == before
 

@@ -22,6 +22,22 @@ def test_an_overlap_below_the_threshold_keeps_no_id() -> None:
     assert named == {"T7": members("a", "x", "y", "z")}
 
 
+def test_the_assignment_maximizes_total_overlap_where_greedy_would_lose_an_id() -> None:
+    """Greedy takes the single best pair (new b..f with T2, 0.43), leaving a..g..h with T1 at 0.2:
+    one id kept. The optimal assignment (0.33 + 0.33) keeps both."""
+    previous = [Theme("T1", 0, members("a", "b", "c"), 0.1), Theme("T2", 0, members("d", "e", "f", "g", "h"), 0.1)]
+    named, next_number = assign_ids([members("a", "g", "h"), members("b", "c", "d", "e", "f")], previous, 0.3, 3)
+    assert named == {"T2": members("a", "g", "h"), "T1": members("b", "c", "d", "e", "f")} and next_number == 3
+
+
+def test_ids_do_not_depend_on_the_order_communities_and_themes_arrive_in() -> None:
+    previous = [Theme(f"T{n}", 0, members(*(f"{n}-{i}" for i in range(4))), 0.1) for n in range(1, 7)]
+    communities = [members(*(f"{n}-{i}" for i in range(3)), f"{n + 1}-3") for n in range(1, 6)] + [members("x", "y")]
+    first = assign_ids(communities, previous, 0.5, 7)
+    assert first == assign_ids(list(reversed(communities)), list(reversed(previous)), 0.5, 7)
+    assert set(first[0]) == {"T1", "T2", "T3", "T4", "T5", "T7"}
+
+
 def test_split_merge_dissolve_grow_and_moves() -> None:
     before = {"T1": members("a", "b", "c", "d"), "T2": members("e", "f"), "T3": members("g", "h"), "T4": members("i", "j")}
     after = {

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
 from worker.themes.model import Theme, ThemeChanges
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
 
 
 def theme_number(theme_id: str) -> int:
@@ -19,25 +18,34 @@ def theme_number(theme_id: str) -> int:
 def assign_ids(
     communities: list[frozenset[str]], previous: list[Theme], threshold: float, next_number: int,
 ) -> tuple[dict[str, frozenset[str]], int]:
-    """Greedy best-overlap matching: each previous theme lends its id to at most one new one."""
-    pairs = sorted(
-        ((jaccard(new, old.members), position, old.id) for position, new in enumerate(communities) for old in previous),
-        key=lambda pair: (-pair[0], pair[1], pair[2]),
-    )
+    """Each previous theme lends its id to at most one new community: the assignment that maximizes
+    the total Jaccard overlap (Hungarian method), keeping only pairs at or above `threshold`.
+
+    An optimal assignment, unlike a greedy one, does not let one large overlap take an id that two
+    other pairs needed. Communities are ordered by their first member and themes by id first, so
+    the same inputs always give the same ids; new communities get fresh numbers in that order."""
+    ordered = sorted(communities, key=min)
+    olds = sorted(previous, key=lambda theme: theme_number(theme.id))
+    overlap = np.zeros((len(ordered), len(olds)))
+    owners: dict[str, list[int]] = defaultdict(list)
+    for column, old in enumerate(olds):
+        for uri in old.members:
+            owners[uri].append(column)
+    for row, new in enumerate(ordered):
+        shared = Counter(column for uri in new for column in owners.get(uri, ()))
+        for column, count in shared.items():
+            overlap[row, column] = count / (len(new) + len(olds[column].members) - count)
     named: dict[int, str] = {}
-    taken: set[str] = set()
-    for score, position, old_id in pairs:
-        if score < threshold:
-            break
-        if position not in named and old_id not in taken:
-            named[position] = old_id
-            taken.add(old_id)
+    if overlap.size:
+        for row, column in zip(*linear_sum_assignment(overlap, maximize=True), strict=True):
+            if overlap[row, column] >= threshold:
+                named[row] = olds[column].id
     themes: dict[str, frozenset[str]] = {}
-    for position, members in sorted(enumerate(communities), key=lambda item: min(item[1])):
-        if position not in named:
-            named[position] = f"T{next_number}"
+    for row, members in enumerate(ordered):
+        if row not in named:
+            named[row] = f"T{next_number}"
             next_number += 1
-        themes[named[position]] = members
+        themes[named[row]] = members
     return themes, next_number
 
 

@@ -1,6 +1,7 @@
-"""A themes run: read the document graph, skip when its edge set is unchanged, run Leiden seeded
-with the previous membership, keep theme ids stable, log the changes, and swap the themes in one
-transaction — a failed run leaves the previous themes in place, never half written."""
+"""A themes run: read the document graph, skip when its edge set is unchanged, run Leiden on it
+(unseeded: the result depends on the graph alone), keep theme ids stable by matching memberships
+with the previous run's, log the changes, and swap the themes in one transaction — a failed run
+leaves the previous themes in place, never half written."""
 
 from __future__ import annotations
 
@@ -47,11 +48,6 @@ UNWIND $pairs AS p
 MATCH (d:{Label.DOCUMENT} {{uri: p[0]}})
 MATCH (t:{Label.THEME} {{id: p[1]}})
 MERGE (d)-[:{Rel.IN_THEME}]->(t)
-"""
-SET_SEEDS = f"""
-UNWIND $rows AS r
-MATCH (d:{Label.DOCUMENT} {{uri: r[0]}})
-SET d.theme_seed = r[1]
 """
 CREATE_RUN = f"""
 CREATE (r:{Label.THEME_RUN} {{id: $id}})
@@ -101,9 +97,8 @@ class ThemeRunner:
             Theme(theme_id, level, frozenset(members), score)
             for theme_id, level, score, members in self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
         ]
-        seeds = {uri: theme_number(theme.id) for theme in previous if theme.level == 0 for uri in theme.members}
         engine = self.engine()
-        partition = engine.partition(graph, gamma, seeds, conf.random_seed, conf.max_levels)
+        partition = engine.partition(graph, gamma, conf.random_seed, conf.max_levels)
         next_number = (last["next_theme"] if last else None) or 1 + max((theme_number(t.id) for t in previous), default=0)
         themes, next_number = self._themes(partition, previous, next_number)
         level0 = {theme.id: theme.members for theme in themes if theme.level == 0}
@@ -155,9 +150,4 @@ class ThemeRunner:
         after = {(uri, theme.id) for theme in themes for uri in theme.members}
         tx.run(LEAVE, pairs=sorted(before - after)).consume()
         tx.run(JOIN, pairs=sorted(after - before)).consume()
-        old_seeds = {uri: theme_number(theme.id) for theme in previous if theme.level == 0 for uri in theme.members}
-        new_seeds = {uri: theme_number(theme.id) for theme in themes if theme.level == 0 for uri in theme.members}
-        changed = [[uri, seed] for uri, seed in new_seeds.items() if old_seeds.get(uri) != seed]
-        changed += [[uri, None] for uri in old_seeds if uri not in new_seeds]  # ungrouped now: no seed
-        tx.run(SET_SEEDS, rows=changed).consume()
         tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()

