@@ -113,12 +113,18 @@ def sql_command(ctx: Context, query: str, as_json: bool) -> None:
 
 @click.command("themes")
 @click.option("--level", default=0, show_default=True, help="Zoom: 0 is the coarsest level, higher is finer.")
+@click.option("--theme", help="One theme with its members, a page at a time (its level is the theme's own).")
+@click.option("--cursor", help="With --theme: continue the members after this URI (the answer gives it).")
+@click.option("--limit", default=200, show_default=True, help="With --theme: members per page.")
 @click.option("--refresh", is_flag=True, help="Run themes now (the worker's own code path) before answering.")
 @click.option("--gamma", type=float, help="With --refresh: Leiden's resolution (default themes.gamma).")
 @click.option("--watch", is_flag=True, help="Print again whenever a themes run changes them (Ctrl-C stops).")
 @json_option
 @pass_context
-def themes_command(ctx: Context, level: int, refresh: bool, gamma: float | None, watch: bool, as_json: bool) -> None:
+def themes_command(
+    ctx: Context, level: int, theme: str | None, cursor: str | None, limit: int, refresh: bool, gamma: float | None,
+    watch: bool, as_json: bool,
+) -> None:
     """Themes: communities of documents that cite each other, with stable ids."""
     import time
 
@@ -137,7 +143,7 @@ def themes_command(ctx: Context, level: int, refresh: bool, gamma: float | None,
                 out.print(f"themes run {report.run_id}: {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
         shown = None
         while True:
-            result = shapes.themes(level)
+            result = shapes.themes(level, theme, cursor, limit)
             run = result.result.run["id"] if result.result.run else None
             if run != shown:
                 if as_json:

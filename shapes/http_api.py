@@ -80,8 +80,10 @@ ENDPOINTS = (
         Param("sql", "string", "One read-only query", True), FORMAT),
         lambda shapes, a: shapes.run_sql(a["sql"])),
     Endpoint("/v1/themes", "GET", "Themes of the document link graph (Leiden), with stable ids", (
-        Param("level", "integer", "Zoom level (0 coarsest)"), FORMAT),
-        lambda shapes, a: shapes.themes(a.get("level", 0))),
+        Param("level", "integer", "Zoom level (0 coarsest)"), Param("theme", "string", "One theme: its summary and members"),
+        Param("cursor", "string", "With theme: continue the members after this URI"),
+        Param("limit", "integer", "With theme: members per page (default 200)"), FORMAT),
+        lambda shapes, a: shapes.themes(a.get("level", 0), a.get("theme"), a.get("cursor"), a.get("limit", 200))),
     Endpoint("/v1/theme-changes", "GET", "The change log of themes runs", (
         Param("since", "string", "ISO date or time"), FORMAT),
         lambda shapes, a: shapes.theme_changes(a.get("since", "1970-01-01"))),

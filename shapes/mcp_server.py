@@ -113,9 +113,12 @@ def tool_functions(shapes: Shapes) -> dict[str, tuple[Callable[..., str], str]]:
 
     def themes(
         level: Annotated[int, Field(ge=0, le=9, description="0 is the coarsest level; higher zooms in")] = 0,
+        theme: Annotated[str | None, Field(description="One theme's id: its summary and its members, a page at a time")] = None,
+        cursor: Annotated[str | None, Field(description="With theme: continue the members after this URI (the answer gives it)")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="With theme: members per page")] = 200,
         format: Format = "text",
     ) -> str:
-        return _answer(lambda: shapes.themes(level), format)
+        return _answer(lambda: shapes.themes(level, theme, cursor, limit), format)
 
     def theme_changes(
         since: Annotated[str, Field(description="ISO date or time: runs from then on")] = "1970-01-01",

@@ -122,8 +122,10 @@ class Shapes:
             self.driver, self.database, query, parameters, budget.cypher_max_rows, budget.cypher_timeout,
         ))
 
-    def themes(self, level: int = 0) -> Answer:
-        return self._answer("themes", themes_shape.render, lambda: themes_shape.themes(self.driver, self.database, level))
+    def themes(self, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200) -> Answer:
+        return self._answer(
+            "themes", themes_shape.render, lambda: themes_shape.themes(self.driver, self.database, level, theme, cursor, limit),
+        )
 
     def theme_changes(self, since: str) -> Answer:
         return self._answer("theme_changes", themes_shape.render_changes, lambda: themes_shape.theme_changes(self.driver, self.database, since))

@@ -2,14 +2,16 @@
 
 A header whose counts reconcile (documents = grouped + ungrouped), then per theme its stable id,
 size and share, cohesion (conductance as a number and a word), the link targets its members
-converge on (with how many members cite each), its most central documents, and one crossover
-document into each theme it is linked with. No LLM names themes: a theme is what it cites.
+converge on (with how many members cite each), its most central documents (with their link weight
+inside the theme), and its heaviest crossovers into other themes — all computed by the themes run
+(`worker/themes/summary.py`), so the answer reads one node per theme, never every member. A theme's
+members come from a call of their own (`theme=T12`), a page at a time, in URI order, with the
+cursor that continues. No LLM names themes: a theme is what it cites.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -18,8 +20,6 @@ from neo4j import Driver
 from shapes.errors import ShapeError
 from worker.graph.schema import Label, Rel
 
-TOP_TARGETS = 5
-TOP_CENTRAL = 3
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
 RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.gamma AS gamma, r.levels AS levels,
@@ -27,17 +27,18 @@ RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.gamma A
 ORDER BY r.started DESC LIMIT 1
 """
 DOCUMENT_COUNT = f"MATCH (d:{Label.DOCUMENT}) RETURN count(d) AS n"
-MEMBERS = f"""
-MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t:{Label.THEME} {{level: $level}})
-RETURN t.id AS theme, t.conductance AS conductance, collect(d.uri) AS members, collect(d.displayName) AS names
+THEMES_AT_LEVEL = f"""
+MATCH (t:{Label.THEME} {{level: $level}})
+RETURN t.id AS id, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets, t.central AS central,
+       t.crossovers AS crossovers
 """
-DIRECTED_LINKS = f"""
-MATCH (s)-[:{Rel.LINKS_TO}]->(x)
-WITH CASE WHEN s:{Label.SECTION} THEN s.doc_uri ELSE s.uri END AS source,
-     CASE WHEN x:{Label.SECTION} THEN x.doc_uri ELSE x.uri END AS target
-WHERE source <> target
-RETURN source, target, count(*) AS links
+THEME = f"MATCH (t:{Label.THEME} {{id: $theme}}) RETURN t.level AS level"
+MEMBERS_PAGE = f"""
+MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(:{Label.THEME} {{id: $theme}})
+WHERE d.uri > $after
+RETURN d.uri AS uri, d.displayName AS name ORDER BY uri LIMIT $limit
 """
+MAX_MEMBERS_PAGE = 1000
 RUNS_SINCE = f"""
 MATCH (r:{Label.THEME_RUN}) WHERE r.started >= datetime($since)
 RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.gamma AS gamma, r.documents AS documents,
@@ -61,10 +62,19 @@ class ThemeView:
     share: float
     conductance: float
     cohesion: str
-    documents: list[str]
     top_targets: list[dict]  # {"uri", "cited_by"}
-    central: list[str]
+    central: list[dict]  # {"uri", "links"}
     crossovers: list[dict]  # {"theme", "document", "links"}
+
+
+@dataclass(frozen=True)
+class MembersPage:
+    """One page of a theme's members in URI order; `next_cursor` continues it (None: the last page)."""
+
+    theme: str
+    total: int
+    members: list[dict]  # {"uri", "name"}
+    next_cursor: str | None
 
 
 @dataclass(frozen=True)
@@ -75,51 +85,48 @@ class ThemesResult:
     ungrouped: int
     run: dict | None
     themes: list[ThemeView] = field(default_factory=list)
+    members: MembersPage | None = None  # with `theme`: that theme's members, a page at a time
 
 
-def themes(driver: Driver, database: str, level: int = 0) -> ThemesResult:
+def themes(
+    driver: Driver, database: str, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200,
+) -> ThemesResult:
     if not 0 <= level < 10:
         raise ShapeError(f"level must be between 0 and 9, got {level}")
+    if not 1 <= limit <= MAX_MEMBERS_PAGE:
+        raise ShapeError(f"limit must be between 1 and {MAX_MEMBERS_PAGE}, got {limit}")
+    if cursor is not None and theme is None:
+        raise ShapeError("a cursor continues a theme's members: give the theme too")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
     total = driver.execute_query(DOCUMENT_COUNT, database_=database).records[0]["n"]
     if not runs:
+        if theme is not None:
+            raise ShapeError("no themes run yet: `lakegraph themes --refresh`")
         return ThemesResult(level, total, 0, total, None)
     run = dict(runs[0])
+    if theme is not None:
+        found = driver.execute_query(THEME, theme=theme, database_=database).records
+        if not found:
+            raise ShapeError(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
+        level = found[0]["level"]
     if level >= (run["levels"] or 1):
         raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
-    groups = {row["theme"]: row for row in driver.execute_query(MEMBERS, level=level, database_=database).records}
-    theme_of = {uri: theme for theme, row in groups.items() for uri in row["members"]}
-    links = [(row["source"], row["target"], row["links"]) for row in driver.execute_query(DIRECTED_LINKS, database_=database).records]
-    cited_by: dict[str, Counter[str]] = defaultdict(Counter)  # theme -> target -> member documents citing it
-    degree: dict[str, Counter[str]] = defaultdict(Counter)  # theme -> member -> link weight inside the theme
-    crossing: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))  # theme -> other -> member -> links
-    for source, target, count in links:
-        home = theme_of.get(source)
-        if home is not None:
-            cited_by[home][target] += 1
-        there = theme_of.get(target)
-        if home is not None and home == there:
-            degree[home][source] += count
-            degree[home][target] += count
-        elif home is not None and there is not None:
-            crossing[home][there][source] += count
-            crossing[there][home][target] += count
-    views = []
-    for theme, row in groups.items():
-        members = sorted(row["members"])
-        ranked_targets = sorted(cited_by[theme].items(), key=lambda item: (-item[1], item[0]))[:TOP_TARGETS]
-        central = sorted(members, key=lambda uri: (-degree[theme][uri], uri))[:TOP_CENTRAL]
-        crossovers = [
-            {"theme": other, "document": max(sorted(counts), key=lambda uri: counts[uri]), "links": sum(counts.values())}
-            for other, counts in sorted(crossing[theme].items())
-        ]
-        views.append(ThemeView(
-            theme, len(members), round(len(members) / total, 4) if total else 0.0, row["conductance"], cohesion(row["conductance"]),
-            members, [{"uri": uri, "cited_by": count} for uri, count in ranked_targets], central, crossovers,
-        ))
+    views = [
+        ThemeView(
+            row["id"], row["size"], round(row["size"] / total, 4) if total else 0.0, row["conductance"], cohesion(row["conductance"]),
+            json.loads(row["top_targets"] or "[]"), json.loads(row["central"] or "[]"), json.loads(row["crossovers"] or "[]"),
+        )
+        for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
+    ]
     views.sort(key=lambda view: (-view.size, view.id))
-    grouped = len(theme_of)
-    return ThemesResult(level, total, grouped, total - grouped, run, views)
+    grouped = sum(view.size for view in views)
+    members = None
+    if theme is not None:
+        views = [view for view in views if view.id == theme]
+        rows = driver.execute_query(MEMBERS_PAGE, theme=theme, after=cursor or "", limit=limit + 1, database_=database).records
+        page = [{"uri": row["uri"], "name": row["name"]} for row in rows[:limit]]
+        members = MembersPage(theme, views[0].size, page, page[-1]["uri"] if len(rows) > limit else None)
+    return ThemesResult(level, total, grouped, total - grouped, run, views, members)
 
 
 @dataclass(frozen=True)
@@ -147,9 +154,17 @@ def render(result: ThemesResult) -> str:
         lines.append(f"\n{view.id}  {view.size} documents ({view.share:.0%})  cohesion {view.conductance:.2f} ({view.cohesion})")
         if view.top_targets:
             lines.append("  converge on: " + ", ".join(f"{target['uri']} ({target['cited_by']})" for target in view.top_targets))
-        lines.append("  central: " + ", ".join(view.central))
+        lines.append("  central: " + ", ".join(f"{member['uri']} ({member['links']})" for member in view.central))
         for crossover in view.crossovers:
             lines.append(f"  ↔ {crossover['theme']} via {crossover['document']} ({crossover['links']} links)")
+    if result.members is not None:
+        page = result.members
+        lines.append(f"\nmembers of {page.theme}: {len(page.members)} of {page.total}")
+        lines += [f"  {member['name'] or member['uri']}  {member['uri']}" for member in page.members]
+        if page.next_cursor:
+            lines.append(f"more: lakegraph themes --theme {page.theme} --cursor {page.next_cursor}")
+    elif result.themes:
+        lines.append("\nmembers of a theme: lakegraph themes --theme <id>")
     return "\n".join(lines)
 
 

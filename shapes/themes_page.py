@@ -98,7 +98,7 @@ function show(data) {
     card.className = "theme-card"; card.dataset.id = theme.id;
     card.append(text("h3", theme.id + " — " + theme.size + " documents (" + Math.round(theme.share * 100) + "%), cohesion " + theme.conductance.toFixed(2) + " (" + theme.cohesion + ")"));
     card.append(text("div", "converge on: " + theme.top_targets.map(x => x.uri + " (" + x.cited_by + ")").join(", "), "uri"));
-    card.append(text("div", "central: " + theme.central.join(", "), "uri"));
+    card.append(text("div", "central: " + theme.central.map(x => x.uri + " (" + x.links + ")").join(", "), "uri"));
     for (const c of theme.crossovers) card.append(text("div", "↔ " + c.theme + " via " + c.document + " (" + c.links + " links)", "uri"));
     list.append(card);
   }

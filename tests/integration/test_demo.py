@@ -185,8 +185,21 @@ def test_estate_gaps_are_exactly_the_planted_ones(demo: Demo) -> None:
 def test_coverage_by_theme_gives_each_themes_share_of_vehicles(demo: Demo) -> None:
     manifest = demo.manifest
 
+    async def members(agent: Agent, theme: str) -> list[str]:
+        """A theme's members, walking the cursor the answer gives (a small page, to walk it)."""
+        found, cursor = [], None
+        while True:
+            page = (await agent("themes", theme=theme, limit=10, **({"cursor": cursor} if cursor else {})))["members"]
+            found += [member["uri"] for member in page["members"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                assert len(found) == page["total"]
+                return found
+
     async def steps(agent: Agent) -> dict:
         themes = (await agent("themes"))["themes"]
+        for theme in themes:
+            theme["documents"] = await members(agent, theme["id"])
         codes = [row["code"] for row in await agent.sql("SELECT code FROM service.fault_codes ORDER BY 1")]
         covered = (await agent("coverage", terms=codes))["found"]
         theme_of = {uri: theme["id"] for theme in themes for uri in theme["documents"]}

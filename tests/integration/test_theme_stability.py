@@ -95,3 +95,27 @@ def test_twenty_small_edits_and_their_reversal_do_not_drift(estate: Settings, dr
     end = props.level0(props.snapshot(driver))
     assert abs(len(end) - len(start)) <= 0.1 * len(start)
     assert set(end.values()) == set(start.values())  # not merely as many themes: the same ones
+
+
+def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(estate: Settings, driver: Driver) -> None:
+    from shapes.service import Shapes
+
+    ThemeRunner(estate, driver, "neo4j").run()
+    shapes = Shapes(estate, driver, "neo4j")
+    overview = shapes.themes()
+    assert len(json.dumps(overview.data())) < 32_000 and len(overview.text()) < 32_000  # about 8,000 tokens
+    stored = props.level0(props.snapshot(driver))
+    walked: dict[str, frozenset[str]] = {}
+    for view in overview.result.themes:
+        found, cursor = [], None
+        while True:
+            page = shapes.themes(theme=view.id, cursor=cursor, limit=50).result.members
+            assert page is not None and page.total == view.size
+            found += [member["uri"] for member in page.members]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert found == sorted(found) and len(found) == len(set(found))  # one stable order, nothing twice
+        walked[view.id] = frozenset(found)
+    assert walked == stored
+    assert overview.result.grouped == sum(len(members) for members in walked.values())

@@ -129,11 +129,11 @@ def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Sett
     ThemeRunner(settings, driver, "neo4j").run()
     result = shapes.themes().result
     assert result.documents == result.grouped + result.ungrouped == 9 and result.ungrouped == 1
-    brakes = next(view for view in result.themes if "lib/brakes/pads" in view.documents)
+    brakes = next(view for view in result.themes if view.central[0]["uri"].startswith("lib/brakes/"))
     network = next(view for view in result.themes if view is not brakes)
     assert brakes.size == 4 and brakes.share == pytest.approx(4 / 9, abs=1e-3) and brakes.cohesion in ("tight", "cohesive")
     assert brakes.top_targets[0] == {"uri": "lib/brakes/pads", "cited_by": 3}
-    assert brakes.central[0] == "lib/brakes/pads"
+    assert brakes.central[0] == {"uri": "lib/brakes/pads", "links": 6}  # cites 3 members, cited by 3
     assert brakes.crossovers == [{"theme": network.id, "document": "lib/brakes/abs", "links": 1}]
     text = shapes.themes().text()
     assert text.startswith("9 documents = 8 grouped + 1 ungrouped; 2 themes at level 0")
@@ -143,8 +143,14 @@ def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Sett
     done = run_cli("themes", "--json", env=env)
     data = json.loads(done.stdout)
     assert (data["documents"], data["grouped"], data["ungrouped"]) == (9, 8, 1)
-    assert {theme["id"]: theme["documents"] for theme in data["themes"]} == {view.id: view.documents for view in result.themes}
-    assert all(set(theme) >= {"id", "size", "conductance", "documents"} for theme in data["themes"])
+    assert {theme["id"]: theme["size"] for theme in data["themes"]} == {view.id: view.size for view in result.themes}
+    assert all(set(theme) >= {"id", "size", "conductance", "top_targets", "central", "crossovers"} for theme in data["themes"])
+    assert all("documents" not in theme for theme in data["themes"])  # members come from a call of their own
+    members = json.loads(run_cli("themes", "--theme", brakes.id, "--limit", "3", "--json", env=env).stdout)["members"]
+    rest = json.loads(run_cli("themes", "--theme", brakes.id, "--cursor", members["next_cursor"], "--json", env=env).stdout)["members"]
+    assert [m["uri"] for m in members["members"] + rest["members"]] == memberships(driver)[brakes.id]
+    assert (members["total"], rest["next_cursor"]) == (4, None)
+    assert_one_line_error(run_cli("themes", "--theme", "T999", env=env), "no theme 'T999'")
     refreshed = run_cli("themes", "--refresh", "--gamma", "2.5", env=env)
     assert refreshed.returncode == 0 and "themes run run-" in refreshed.stdout
     changes = run_cli("theme-changes", "--since", "2000-01-01", env=env)

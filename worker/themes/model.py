@@ -14,6 +14,7 @@ class DocumentGraph:
     documents: list[str]  # every document uri, linked or not
     edges: dict[tuple[str, str], int]  # (a, b) with a < b -> link count
     element_ids: dict[str, str] = field(default_factory=dict)  # uri -> Neo4j element id, for projections
+    directed: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, target) -> link count
 
     @property
     def fingerprint(self) -> str:

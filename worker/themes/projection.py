@@ -14,19 +14,23 @@ MATCH (s)-[:{Rel.LINKS_TO}]->(t)
 WITH CASE WHEN s:{Label.SECTION} THEN s.doc_uri ELSE s.uri END AS a,
      CASE WHEN t:{Label.SECTION} THEN t.doc_uri ELSE t.uri END AS b
 WHERE a <> b
-WITH CASE WHEN a < b THEN a ELSE b END AS low, CASE WHEN a < b THEN b ELSE a END AS high, count(*) AS weight
-RETURN collect([low, high, weight]) AS edges
+WITH a, b, count(*) AS links
+RETURN collect([a, b, links]) AS links
 """
 
 
 def document_graph(driver: Driver, database: str) -> DocumentGraph:
     documents = dict(driver.execute_query(DOCUMENTS, database_=database).records[0]["documents"])
-    edges = {
-        (low, high): weight
-        for low, high, weight in driver.execute_query(DOCUMENT_LINKS, database_=database).records[0]["edges"]
-        if low in documents and high in documents
+    directed = {
+        (source, target): links
+        for source, target, links in driver.execute_query(DOCUMENT_LINKS, database_=database).records[0]["links"]
+        if source in documents and target in documents
     }
-    return DocumentGraph(sorted(documents), edges, documents)
+    edges: dict[tuple[str, str], int] = {}
+    for (source, target), links in directed.items():
+        pair = (source, target) if source < target else (target, source)
+        edges[pair] = edges.get(pair, 0) + links
+    return DocumentGraph(sorted(documents), edges, documents, directed)
 
 
 def conductance(edges: dict[tuple[str, str], int], membership: dict[str, int]) -> dict[int, float]:

@@ -19,6 +19,7 @@ from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
 from worker.themes.identity import assign_ids, changes, theme_number
 from worker.themes.model import Partition, Theme
 from worker.themes.projection import document_graph
+from worker.themes.summary import ThemeSummary, summarize
 
 PREVIOUS_THEMES = f"""
 MATCH (t:{Label.THEME})
@@ -36,7 +37,8 @@ DROP_THEMES = f"UNWIND $ids AS id MATCH (t:{Label.THEME} {{id: id}}) DETACH DELE
 UPSERT_THEMES = f"""
 UNWIND $themes AS th
 MERGE (t:{Label.THEME} {{id: th.id}})
-SET t.level = th.level, t.gamma = $gamma, t.size = th.size, t.conductance = th.conductance, t.run = $run
+SET t.level = th.level, t.gamma = $gamma, t.size = th.size, t.conductance = th.conductance, t.run = $run,
+    t.top_targets = th.top_targets, t.central = th.central, t.crossovers = th.crossovers
 """
 LEAVE = f"""
 UNWIND $pairs AS p
@@ -116,8 +118,13 @@ class ThemeRunner:
             "levels": len(partition.levels), "min_size": conf.min_size, "jaccard_threshold": conf.jaccard_threshold,
             "random_seed": conf.random_seed, "next_theme": next_number, "changes": json.dumps(report.changes),
         }
+        summaries = {
+            theme_id: summary
+            for level in range(len(partition.levels))
+            for theme_id, summary in summarize(graph.directed, {t.id: t.members for t in themes if t.level == level}).items()
+        }
         with self.driver.session(database=self.database) as session:
-            session.execute_write(self._swap, previous, themes, gamma, run_id, started.isoformat(), props)
+            session.execute_write(self._swap, previous, themes, summaries, gamma, run_id, started.isoformat(), props)
         report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report
 
@@ -140,11 +147,20 @@ class ThemeRunner:
         return found, next_number
 
     @staticmethod
-    def _swap(tx: ManagedTransaction, previous: list[Theme], themes: list[Theme], gamma: float, run_id: str, started: str, props: dict) -> None:
+    def _swap(
+        tx: ManagedTransaction, previous: list[Theme], themes: list[Theme], summaries: dict[str, ThemeSummary],
+        gamma: float, run_id: str, started: str, props: dict,
+    ) -> None:
         """Make the stored themes equal `themes`, in the caller's one transaction."""
         kept = {theme.id for theme in themes}
         tx.run(DROP_THEMES, ids=[theme.id for theme in previous if theme.id not in kept]).consume()
-        rows = [{"id": theme.id, "level": theme.level, "size": len(theme.members), "conductance": theme.conductance} for theme in themes]
+        rows = [
+            {
+                "id": theme.id, "level": theme.level, "size": len(theme.members), "conductance": theme.conductance,
+                **{name: json.dumps(value) for name, value in asdict(summaries[theme.id]).items()},
+            }
+            for theme in themes
+        ]
         tx.run(UPSERT_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
         before = {(uri, theme.id) for theme in previous if theme.id in kept for uri in theme.members}
         after = {(uri, theme.id) for theme in themes for uri in theme.members}
