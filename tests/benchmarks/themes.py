@@ -1,13 +1,17 @@
-"""Themes refresh benchmark (not a test): projection + Leiden + conductance + write + change log.
+"""Themes benchmark (not a test): repeatability, stability under small edits, and timing.
 
-    python -m tests.benchmarks.themes [--sizes 1000,10000,50000]
+    python -m tests.benchmarks.themes [--sizes 10000,50000] [--powershell]
 
 Starts its own local Neo4j + GDS in a temporary state folder. For each size it writes a document
-link graph with planted communities (about 50 documents each, 5 links per document, one in ten
-leaving its community), then measures, in the same run: a first themes run, a refresh after one
-new cross-link (seeded with the previous membership), the cost of a run skipped because the edge
-set is unchanged, and the in-process Leiden (leidenalg) on the same graph. Target: a refresh under
-3 s at 10,000 documents.
+link graph shaped like a real estate: topics of power-law sizes, links with power-law in-degrees
+inside a topic, one hub page per topic and a few index pages linking across everything, families
+of near-duplicate versions of a page (citing what their original cites and each other), and a few
+isolated documents. `--powershell` adds the real 3,088-page estate from ../shared/corpora.
+
+Per estate, in one run: a first themes run (the baseline), 5 forced runs on the unchanged graph
+(identical?), the "unchanged, skip" check, and three edits each of 1 % and 2 % of the document links
+(share of theme ids kept, documents moved, refresh time) with their reversal (same themes back?).
+Figures print as ratios against the first run.
 """
 
 from __future__ import annotations
@@ -18,44 +22,106 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests import themes_properties as props
 from tests.graph_dump import wipe
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
-from worker.settings import load_settings
+from worker.settings import Settings, load_settings
 from worker.themes.runner import ThemeRunner
 
 CREATE_DOCUMENTS = "UNWIND $uris AS uri CREATE (:Document {uri: uri, displayName: uri})"
 CREATE_LINKS = """
 UNWIND $rows AS r
-MATCH (a:Document {uri: r.a}) MATCH (b:Document {uri: r.b})
-CREATE (a)-[:LINKS_TO {ordinal: r.n}]->(b)
+MATCH (a:Document {uri: r[0]}) MATCH (b:Document {uri: r[1]})
+CREATE (a)-[:LINKS_TO {ordinal: 0}]->(b)
 """
 BATCH = 10_000
 
 
-def planted_graph(size: int, rng: random.Random) -> tuple[list[str], list[dict]]:
-    uris = [f"bench/c{index // 50}/d{index}" for index in range(size)]
-    rows = []
-    for index in range(size):
-        community = index // 50
-        members = range(community * 50, min(size, community * 50 + 50))
-        for n in range(5):
-            other = rng.randrange(size) if rng.random() < 0.1 else rng.choice(members)
-            if other != index:
-                rows.append({"a": uris[index], "b": uris[other], "n": n})
-    return uris, rows
+def estate(size: int, rng: random.Random) -> tuple[list[str], list[list[str]]]:
+    """Documents and directed links with the structure of a real documentation estate."""
+    topics, left = [], size
+    while left > 0:
+        topic = min(left, max(5, int(rng.paretovariate(1.3) * 20)))
+        topics.append(topic)
+        left -= topic
+    uris, links = [], []
+    for number, topic_size in enumerate(topics):
+        members = [f"bench/topic-{number}/d{index}" for index in range(topic_size)]
+        uris += members
+        hub, weights = members[0], [1.0 / (rank + 1) for rank in range(topic_size)]  # power-law in-degree
+        for position, uri in enumerate(members[1:], start=1):
+            if rng.random() < 0.01:
+                continue  # an isolated page
+            links.append([hub, uri])  # the topic's table of contents
+            for target in rng.choices(members, weights=weights, k=4):
+                if target != uri:
+                    links.append([uri, target])
+            if rng.random() < 0.08:  # one link out of the topic
+                links.append([uri, rng.choice(uris)])
+            if position % 10 == 0:  # a family of versions of this page
+                for version in range(3):
+                    copy = f"{uri}-v{version}"
+                    uris.append(copy)
+                    links += [[copy, target] for _, target in (link for link in links[-5:] if link[0] == uri)]
+                    links.append([copy, uri])
+    for index in range(3):  # index pages linking across everything
+        page = f"bench/index-{index}"
+        uris.append(page)
+        links += [[page, uri] for uri in rng.sample(uris, min(len(uris) - 1, 500))]
+    return uris, [link for link in links if link[0] != link[1]]
 
 
-def timed(call) -> tuple[float, object]:
+def write_estate(driver, database: str, uris: list[str], links: list[list[str]]) -> None:
+    for start in range(0, len(uris), BATCH):
+        driver.execute_query(CREATE_DOCUMENTS, uris=uris[start : start + BATCH], database_=database)
+    for start in range(0, len(links), BATCH):
+        driver.execute_query(CREATE_LINKS, rows=links[start : start + BATCH], database_=database)
+
+
+def timed(call):
     began = time.perf_counter()
     result = call()
     return time.perf_counter() - began, result
 
 
+def measure(name: str, settings: Settings, driver, database: str) -> None:
+    runner = ThemeRunner(settings, driver, database)
+    first, report = timed(lambda: runner.run(force=True))
+    base = props.snapshot(driver)
+    repeats = [props.snapshot(driver) == base for _ in range(5) if runner.run(force=True).ran]
+    skip, skipped = timed(runner.run)
+    line = [f"{name:<12}{report.documents:>8,}{report.themes:>7}{first:>8.2f}s", f"{sum(repeats)}/5 identical", f"skip {skip * 1000:.0f} ms ({skip / first:.2f}x)"]
+    before = props.level0(base)
+    for fraction in (0.01, 0.02):
+        kept, moved, times, restored = [], [], [], []
+        for trial in range(3):
+            edit = props.edit_links(driver, fraction, random.Random(f"{name}-{fraction}-{trial}"))
+            took, _ = timed(runner.run)
+            after = props.level0(props.snapshot(driver))
+            kept.append(props.kept_share(before, after))
+            moved.append(props.moved(before, after))
+            times.append(took)
+            props.revert(driver, edit)
+            runner.run()
+            now = props.level0(props.snapshot(driver))
+            restored.append(set(now.values()) == set(before.values()))
+            before = now
+        line.append(
+            f"{fraction:.0%}: ids kept {min(kept):.2f}–{max(kept):.2f}, moved ≤{max(moved)}, refresh {max(times):.2f}s "
+            f"({max(times) / first:.2f}x), reversal {sum(restored)}/3"
+        )
+    assert not skipped.ran
+    print("  ".join(line), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--sizes", default="10000,50000")
+    parser.add_argument("--powershell", action="store_true", help="also the real 3,088-page estate")
     parser.add_argument("--heap", default="2g")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lakegraph-themes-bench-"))
@@ -64,26 +130,21 @@ def main() -> None:
     try:
         settings = settings.with_section("neo4j", uri=neo4j.uri, password=neo4j.password)
         driver, where = connect(settings)
-        print(f"{'documents':>10}{'links':>9}{'first run':>11}{'refresh':>9}{'skip':>8}{'leidenalg':>11}  refresh / leidenalg  themes  target")
-        for size in (int(value) for value in args.sizes.split(",")):
+        print(f"{'estate':<12}{'docs':>8}{'themes':>7}{'first':>9}")
+        if args.powershell:
+            from tests.corpora import unpack_powershell_docs
+
+            wipe(driver)
+            root = unpack_powershell_docs(work / "corpora")
+            real = settings.with_section("documents", libraries=[{"name": "ps", "root": root}])
+            apply_schema(real, driver, where.database)
+            load(DocumentSync(real, driver, where.database))
+            measure("powershell", real, driver, where.database)
+        for size in (int(value) for value in args.sizes.split(",") if value):
             wipe(driver)
             apply_schema(settings, driver, where.database)
-            uris, rows = planted_graph(size, random.Random(size))
-            for start in range(0, len(uris), BATCH):
-                driver.execute_query(CREATE_DOCUMENTS, uris=uris[start : start + BATCH], database_=where.database)
-            for start in range(0, len(rows), BATCH):
-                driver.execute_query(CREATE_LINKS, rows=rows[start : start + BATCH], database_=where.database)
-            gds = ThemeRunner(settings.with_section("themes", engine="gds"), driver, where.database)
-            first, report = timed(gds.run)
-            driver.execute_query(CREATE_LINKS, rows=[{"a": uris[0], "b": uris[-1], "n": 9}], database_=where.database)
-            refresh, refreshed = timed(gds.run)
-            skip, skipped = timed(gds.run)
-            assert report.ran and refreshed.ran and not skipped.ran
-            fallback = ThemeRunner(settings.with_section("themes", engine="leidenalg"), driver, where.database)
-            local, _ = timed(lambda: fallback.run(force=True))
-            verdict = "" if size != 10_000 else ("< 3 s: met" if refresh < 3 else "< 3 s: MISSED")
-            print(f"{size:>10,}{len(rows) + 1:>9,}{first:>10.2f}s{refresh:>8.2f}s{skip * 1000:>6.0f}ms{local:>10.2f}s"
-                  f"  {refresh / local:>18.2f}x  {refreshed.themes:>6}  {verdict}")
+            write_estate(driver, where.database, *estate(size, random.Random(size)))
+            measure("generated", settings, driver, where.database)
         driver.close()
     finally:
         neo4j_server.stop(settings)

@@ -185,7 +185,7 @@ def test_estate_gaps_are_exactly_the_planted_ones(demo: Demo) -> None:
 def test_coverage_by_theme_gives_each_themes_share_of_vehicles(demo: Demo) -> None:
     manifest = demo.manifest
 
-    async def members(agent: Agent, theme: str) -> list[str]:
+    async def theme_members(agent: Agent, theme: str) -> list[str]:
         """A theme's members, walking the cursor the answer gives (a small page, to walk it)."""
         found, cursor = [], None
         while True:
@@ -199,7 +199,7 @@ def test_coverage_by_theme_gives_each_themes_share_of_vehicles(demo: Demo) -> No
     async def steps(agent: Agent) -> dict:
         themes = (await agent("themes"))["themes"]
         for theme in themes:
-            theme["documents"] = await members(agent, theme["id"])
+            theme["documents"] = await theme_members(agent, theme["id"])
         codes = [row["code"] for row in await agent.sql("SELECT code FROM service.fault_codes ORDER BY 1")]
         covered = (await agent("coverage", terms=codes))["found"]
         theme_of = {uri: theme["id"] for theme in themes for uri in theme["documents"]}

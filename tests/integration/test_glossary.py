@@ -53,17 +53,23 @@ def make_sync(service: Neo4jService, driver: Driver, warehouse: Path, glossary: 
     return WarehouseSync(settings, driver, "neo4j")
 
 
+def synced_glossary(service: Neo4jService, driver: Driver, warehouse: Path, folder: Path) -> tuple[Path, WarehouseSync]:
+    """An empty graph, the glossary file written and synced with the warehouse."""
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    glossary = folder / "glossary.toml"
+    glossary.write_text(GLOSSARY)
+    sync = make_sync(service, driver, warehouse, glossary)
+    sync.sync_all()
+    return glossary, sync
+
+
 def tags(driver: Driver) -> list[tuple[str, str]]:
     return [(row["term"], row["node"]) for row in driver.execute_query(TAGS).records]
 
 
 def test_terms_and_tags_follow_the_file(neo4j_service: Neo4jService, driver: Driver, warehouse: Path, tmp_path: Path) -> None:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    glossary = tmp_path / "glossary.toml"
-    glossary.write_text(GLOSSARY)
-    sync = make_sync(neo4j_service, driver, warehouse, glossary)
-    sync.sync_all()
+    glossary, sync = synced_glossary(neo4j_service, driver, warehouse, tmp_path)
     assert tags(driver) == [
         ("Comeback ratio", "warehouse.service.work_orders"),
         ("Comeback ratio", "warehouse.service.work_orders.is_comeback"),
@@ -120,12 +126,7 @@ def test_an_edited_glossary_reaches_the_graph_through_the_watcher(
 
 
 def test_a_file_sync_never_removes_another_sources_terms(neo4j_service: Neo4jService, driver: Driver, warehouse: Path, tmp_path: Path) -> None:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    glossary = tmp_path / "glossary.toml"
-    glossary.write_text(GLOSSARY)
-    sync = make_sync(neo4j_service, driver, warehouse, glossary)
-    sync.sync_all()
+    glossary, sync = synced_glossary(neo4j_service, driver, warehouse, tmp_path)
     catalog_terms = [glossary_source.Term(name="Part number", tags=["service.work_orders.part"])]
     glossary_source.sync(driver, "neo4j", catalog_terms, source="catalog")
     glossary.write_text('[[term]]\nname = "Comeback ratio"\ntags = ["service.work_orders.is_comeback"]\n')

@@ -9,10 +9,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import subprocess
 import urllib.request
 from pathlib import Path
 
+from tests.services import common
 from tests.services.common import ServiceProcess, spawn
 from worker.errors import LakegraphError
 from worker.runtime.processes import free_port
@@ -41,18 +41,7 @@ def python313() -> str:
 
 def ensure_venv(cache_dir: Path) -> Path:
     """The emulator's venv python, created and filled on first use."""
-    venv = cache_dir / "bigquery-emulator-venv"
-    marker = venv / ".lakegraph-complete"
-    python = venv / "bin" / "python"
-    if marker.exists() and marker.read_text() == "\n".join(PACKAGES):
-        return python
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([python313(), "-m", "venv", str(venv)], check=True)
-    result = subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise LakegraphError(f"could not install the BigQuery emulator: {result.stderr.strip()[-500:]}")
-    marker.write_text("\n".join(PACKAGES))
-    return python
+    return common.ensure_venv(cache_dir / "bigquery-emulator-venv", python313(), PACKAGES, "the BigQuery emulator") / "python"
 
 
 def start(workdir: Path, cache_dir: Path, project: str) -> tuple[ServiceProcess, str]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from worker.errors import LakegraphError
 from worker.runtime.processes import stop_pid, tail, wait_until
 
 
@@ -36,3 +38,18 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str] | None = No
             start_new_session=True,
         )
     return ServiceProcess(name, process, log)
+
+
+def ensure_venv(venv: Path, python: str, packages: list[str], what: str) -> Path:
+    """A venv of its own for a service (its pins may fight ours), created and filled on first use;
+    returns its bin folder. A marker names the packages, so a change of pins rebuilds it."""
+    marker = venv / ".lakegraph-complete"
+    if marker.exists() and marker.read_text() == "\n".join(packages):
+        return venv / "bin"
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *packages], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise LakegraphError(f"could not install {what}: {result.stderr.strip()[-500:]}")
+    marker.write_text("\n".join(packages))
+    return venv / "bin"
