@@ -145,8 +145,9 @@ def theme_changes(driver: Driver, database: str, since: str) -> ThemeChangesResu
 
 
 def render(result: ThemesResult) -> str:
+    shown = f"theme {result.members.theme}" if result.members is not None else f"{len(result.themes)} themes"
     header = (f"{result.documents} documents = {result.grouped} grouped + {result.ungrouped} ungrouped; "
-              f"{len(result.themes)} themes at level {result.level}")
+              f"{shown} at level {result.level}")
     if result.run is None:
         return header + "\n(no themes run yet: `lakegraph themes --refresh`)"
     lines = [header, f"run {result.run['id']} ({result.run['engine']}, gamma {result.run['gamma']}, {result.run['duration']} s)"]

@@ -154,17 +154,23 @@ class MetadataWriter:
                     column_rows.append({"id": column_id, "table": table.id, "props": {**column_props, "content_hash": column_digest}})
             gone_columns.extend(sorted(set(old_columns) - current))
         gone_tables = sorted(set(stored) - {table.id for table in snapshot.tables})
-        tx.run(DELETE_TABLES, ids=gone_tables).consume()
-        tx.run(DELETE_COLUMNS, ids=gone_columns).consume()
-        tx.run(UPSERT_TABLES, rows=table_rows, schema_id=schema_id).consume()
-        tx.run(UPSERT_COLUMNS, rows=column_rows).consume()
+        # a refresh of one table usually changes little: statements with nothing to do are not sent
+        if gone_tables:
+            tx.run(DELETE_TABLES, ids=gone_tables).consume()
+        if gone_columns:
+            tx.run(DELETE_COLUMNS, ids=gone_columns).consume()
+        if table_rows:
+            tx.run(UPSERT_TABLES, rows=table_rows, schema_id=schema_id).consume()
+        if column_rows:
+            tx.run(UPSERT_COLUMNS, rows=column_rows).consume()
         dropped = [row["key"] for row in tx.run(DROP_KEYS, tables=[table.id for table in snapshot.tables])]
         key_rows = [
             {"source": f"{key.table}.{column}", "target": f"{key.ref_table}.{ref}", "constraint": key.name, "ordinal": index}
             for key in snapshot.foreign_keys
             for index, (column, ref) in enumerate(zip(key.columns, key.ref_columns, strict=True))
         ]
-        tx.run(CREATE_KEYS, rows=key_rows).consume()
+        if key_rows:
+            tx.run(CREATE_KEYS, rows=key_rows).consume()
         report.tables_written, report.tables_deleted = len(table_rows), len(gone_tables)
         report.columns_written, report.columns_deleted = len(column_rows), len(gone_columns)
         keys_changed = sorted(map(_key_order, dropped)) != sorted(map(_key_order, key_rows))
