@@ -203,3 +203,6 @@ def test_a_dropped_schema_goes_and_another_database_is_never_touched(neo4j_servi
     assert [row["id"] for row in graph.execute_query(schemas).records] == ["alpha.shop", "beta.shop", "beta.staging"]
     assert graph.execute_query("MATCH (n) WHERE n.id STARTS WITH 'alpha.staging' RETURN count(n) AS n").records[0]["n"] == 0
     assert alpha.sync_all()["shop"]["tables_written"] == 0  # and a second run changes nothing
+    (tmp_path / "alpha.duckdb").rename(tmp_path / "alpha.moved")  # a missing file proves nothing is gone
+    alpha.sync_all()
+    assert [row["id"] for row in graph.execute_query(schemas).records] == ["alpha.shop", "beta.shop", "beta.staging"]

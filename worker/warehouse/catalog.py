@@ -63,7 +63,11 @@ class Connector(Protocol):
     """One warehouse engine behind one interface."""
 
     database: str
-    lists_all_schemas: bool  # schemas() is the whole database (not a configured selection)
+
+    @property
+    def lists_all_schemas(self) -> bool:
+        """schemas() is the whole database (not a configured selection), so a schema missing from it is gone."""
+        ...
 
     def schemas(self) -> list[str]: ...
 

@@ -51,11 +51,14 @@ WHERE database_name = current_database() AND schema_name = $schema AND ($table I
 class DuckDBConnector:
     """The local warehouse file, opened read-only for each read so writers are never blocked long."""
 
-    lists_all_schemas = True
-
     def __init__(self, path: Path) -> None:
         self.path = path
         self.database = path.stem
+
+    @property
+    def lists_all_schemas(self) -> bool:
+        """The file's schemas are the whole database; a missing file says nothing (never prune on it)."""
+        return self.path.exists()
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         if not self.path.exists():
