@@ -7,6 +7,7 @@ drift apart; the model below gives them types and checks.
 from __future__ import annotations
 
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -117,6 +118,8 @@ class DocumentsSettings(Section):
     max_file_bytes: int = Field(gt=0)
     coalesce_ms: int = Field(ge=0)
     id_schemes: list[str]
+    id_fields: list[str]
+    id_patterns: list[str]
     reconcile_interval: float = Field(gt=0)
 
     @field_validator("libraries")
@@ -125,6 +128,18 @@ class DocumentsSettings(Section):
         names = [library.name for library in value]
         if len(names) != len(set(names)):
             raise ValueError(f"library names must be unique, got {names}")
+        return value
+
+    @field_validator("id_patterns")
+    @classmethod
+    def _one_group(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"id pattern {pattern!r}: {err}") from None
+            if compiled.groups < 1:
+                raise ValueError(f"id pattern {pattern!r} needs a group: the id it captures")
         return value
 
     @field_validator("extensions")

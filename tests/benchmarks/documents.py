@@ -1,12 +1,14 @@
-"""Document-graph benchmark (not a test): full load, edit-to-search latency, no-op and delete costs.
+"""Document-graph benchmark (not a test): full load, edit-to-search latency, no-op and delete costs,
+and PDF against Markdown throughput on one library rendered both ways.
 
-    python -m tests.benchmarks.documents [--docs 10000] [--edits 50]
+    python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--formats-only]
 
 Starts its own local Neo4j + GDS and embedded Redis in a temporary state folder, generates a
 corpus (about 10 sections and 5 cross-document links per document) and prints each figure with
 a ratio against a baseline measured in the same run:
 - full load vs loading the same documents one file per transaction (the watcher's path);
-- one edit through watcher + Celery vs applying that edit by a full reload.
+- one edit through watcher + Celery vs applying that edit by a full reload;
+- loading the rendered library as PDFs vs loading it as Markdown (tests/rendered_library.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from pypdf import PdfReader
+
+from tests import rendered_library
 from tests.benchmarks.corpus import generate, relpath
 from tests.graph_dump import wipe
 from worker.celery_app import create_app
@@ -44,11 +49,34 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
+def format_throughput(settings, driver, database: str, work: Path, documents: int) -> list[tuple[str, str, str]]:
+    """Full loads of one library as Markdown and as rendered PDFs: sections/s and pages/s."""
+    figures = {}
+    for fmt in ("markdown", "pdf"):
+        root = work / f"rendered-{fmt}"
+        files = rendered_library.write(root, fmt, documents=documents)
+        pages = sum(len(PdfReader(path).pages) for path in files) if fmt == "pdf" else 0
+        wipe(driver)
+        schema.apply(driver, database)
+        sync = DocumentSync(settings.with_section("documents", libraries=[{"name": "rendered", "root": str(root)}]), driver, database)
+        report = load(sync)
+        figures[fmt] = (report, pages)
+    markdown, (pdf, pages) = figures["markdown"][0], figures["pdf"]
+    return [(
+        "PDF load", f"{pdf.sections_per_second:,.0f} sections/s, {pages / pdf.seconds:,.1f} pages/s "
+        f"({pdf.documents} PDFs, {pages} pages, {pdf.sections} sections, {pdf.seconds:.1f} s)",
+        f"{pdf.sections_per_second / markdown.sections_per_second:.2f}x the same library as Markdown "
+        f"({markdown.sections_per_second:,.0f} sections/s, {markdown.seconds:.1f} s)",
+    )]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--edits", type=int, default=50)
     parser.add_argument("--heap", default="2g")
+    parser.add_argument("--rendered", type=int, default=300, help="documents in the library loaded as PDF and as Markdown")
+    parser.add_argument("--formats-only", action="store_true", help="only the PDF against Markdown figure")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lakegraph-bench-"))
@@ -57,8 +85,10 @@ def main() -> None:
         state_dir=str(work / "state"), neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
         documents={"libraries": [{"name": "bench", "root": str(root)}]},
     )
-    print(f"generating {args.docs} documents in {root}")
-    sections = generate(root, args.docs)
+    sections = 0
+    if not args.formats_only:
+        print(f"generating {args.docs} documents in {root}")
+        sections = generate(root, args.docs)
     neo4j = neo4j_server.start(settings)
     redis = redis_server.start(settings)
     processes: list[subprocess.Popen] = []
@@ -67,7 +97,13 @@ def main() -> None:
         driver, where = connect(settings)
         schema.apply(driver, where.database)
         sync = DocumentSync(settings, driver, where.database)
-        results: list[tuple[str, str, str]] = []
+        results = format_throughput(settings, driver, where.database, work, args.rendered)
+        if args.formats_only:
+            for name, figure, ratio in results:
+                print(f"  {name:<18} {figure}\n  {'':<18} {ratio}")
+            return
+        wipe(driver)
+        schema.apply(driver, where.database)
 
         # Baseline: the same documents one file per transaction, as the watcher path writes them.
         sample = [relpath(index) for index in range(min(BASELINE_SAMPLE, args.docs))]

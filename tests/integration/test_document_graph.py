@@ -216,7 +216,7 @@ def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jServ
     found = {(problem.key, problem.kind) for problem in problems.listing(graph, "neo4j", "documents")}
     assert {
         ("lib:latin1.md", "warning"), ("lib:binary.md", "skipped"), ("lib:big.md", "skipped"),
-        ("lib:front.md", "warning"), ("lib:broken.pdf", "skipped"), ("lib:loop/back", "skipped"), ("id:DUP", "conflict"),
+        ("lib:front.md", "warning"), ("lib:broken.pdf", "skipped"), ("lib:loop/back", "skipped"), ("id:dup", "conflict"),
     } <= found
     titles = {row["t"] for row in graph.execute_query("MATCH (d:Document) RETURN d.displayName AS t").records}
     assert titles == {"Good", "Caf\ufffd", "Still loaded", "A", "B"}
@@ -272,7 +272,7 @@ def test_two_workers_creating_the_same_document_at_once_both_succeed(
     root = tmp_path / "lib"
     write(root, "a.md", "# A\n## B\n## C\ntext\n")
     sync = make_sync(neo4j_service, graph, lib=root)
-    document = prepare(read(sync.library("lib"), "a.md", 10_000), sync.id_schemes, str(root / "a.md"))
+    document = prepare(read(sync.library("lib"), "a.md", sync.rules), sync.rules.id_schemes, str(root / "a.md"))
     for _ in range(5):
         wipe(graph)
         schema.apply(graph, "neo4j")

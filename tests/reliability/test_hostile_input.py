@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from shapes.errors import ShapeError
 from shapes.sql import check_query
 from worker.documents.links import target
+from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, build
 from worker.documents.writer import prepare
 from worker.warehouse.audit_log import (
@@ -32,6 +33,8 @@ from worker.warehouse.audit_log import (
     parse_bytes,
 )
 from worker.warehouse.joins import Extraction, SchemaIndex, extract
+
+RULES = DocumentRules.defaults()
 
 EXAMPLES = int(os.environ.get("LAKEGRAPH_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -51,7 +54,7 @@ def document(relpath: str, data: bytes) -> None:
     """Build and prepare a document as the loader does; Skipped is the only allowed refusal."""
     TRIED[posixpath.splitext(relpath)[1]] += 1
     try:
-        record = build("lib", relpath, data)
+        record = build("lib", relpath, data, RULES)
     except Skipped:
         REFUSED[posixpath.splitext(relpath)[1]] += 1
         return

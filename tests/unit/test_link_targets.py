@@ -20,8 +20,9 @@ SCHEMES = ("doc", "kb")
         ("../manuals/engine", LinkTarget("path", "lib/manuals/engine", "")),
         ("../manuals/engine.html?x=1#y", LinkTarget("path", "lib/manuals/engine", "y")),
         ("#Local-Anchor", LinkTarget("anchor", "", "local-anchor")),
-        ("doc://MAN-ENG#coil-test", LinkTarget("id", "MAN-ENG", "coil-test")),
-        ("kb://KB%201", LinkTarget("id", "KB 1", "")),
+        ("doc://MAN-ENG#coil-test", LinkTarget("id", "man-eng", "coil-test")),
+        ("doc://man_eng", LinkTarget("id", "man-eng", "")),  # ids match ignoring case and punctuation
+        ("kb://KB%201", LinkTarget("id", "kb-1", "")),
         ("https://example.com/x", LinkTarget("external", "https://example.com/x")),
         ("mailto:someone@example.com", LinkTarget("external", "mailto:someone@example.com")),
     ],
@@ -37,6 +38,7 @@ def test_targets(href: str, expected: LinkTarget) -> None:
         ("../../outside.md", "points outside library 'lib'"),
         ("../manuals/", "points at a folder"),
         ("doc://", "no document id"),
+        ("doc://--#x", "no document id"),
     ],
 )
 def test_invalid_links_carry_a_reason(href: str, reason: str) -> None:

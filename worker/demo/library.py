@@ -152,6 +152,21 @@ def as_html(markdown: str) -> str:
     return f"<!doctype html><html><head><title>{title}</title></head><body>{''.join(body)}</body></html>\n"
 
 
+def as_pdf(markdown: str) -> bytes:
+    """A notice as the manufacturer's PDF: title line, numbered headings, links as annotations."""
+    lines, links, number = [], [], 0
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            number += 1
+            lines.append(f"{number} {line[3:]}")
+        elif line.startswith("# "):
+            lines.append(line[2:])
+        elif line.strip():
+            links += [(0, href) for href in re.findall(r"\]\(([^)]+)\)", line)]
+            lines.append(re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", line))
+    return make_pdf([lines], links=links)
+
+
 def write_library(root: Path, seed: int) -> list[str]:
     """Write every document; returns their relative paths."""
     rng = random.Random(seed)
@@ -167,8 +182,7 @@ def write_library(root: Path, seed: int) -> list[str]:
         docs[path] = as_html(text) if path.endswith(".html") else text
     for path, text in recalls().items():
         if "brakes" in path:  # one recall as the PDF the manufacturer issued
-            lines = [line for line in text.splitlines() if line.strip()]
-            docs[path.replace(".md", ".pdf")] = make_pdf([lines], outline=[(lines[0].lstrip("# "), 0, 1)], title=lines[0].lstrip("# "))
+            docs[path.replace(".md", ".pdf")] = as_pdf(text)
         else:
             docs[path] = text
     for relpath, content in docs.items():

@@ -23,7 +23,7 @@ TargetKind = Literal["external", "anchor", "path", "id", "invalid"]
 @dataclass(frozen=True)
 class LinkTarget:
     kind: TargetKind
-    key: str = ""  # path_key for "path", the document id for "id", the URL for "external"
+    key: str = ""  # path_key for "path", the document id's key (uris.id_key) for "id", the URL for "external"
     anchor: str = ""  # lower-cased, "" for the document itself
     reason: str = ""  # why an "invalid" link cannot resolve
 
@@ -38,10 +38,10 @@ def target(href: str, library: str, relpath: str, id_schemes: tuple[str, ...]) -
         if name in id_schemes:
             rest = href[len(name) + 1 :].lstrip("/")
             doc_id, _, anchor = rest.partition("#")
-            doc_id = unquote(doc_id).strip()
-            if not doc_id:
+            key = uris.id_key(unquote(doc_id))
+            if not key:
                 return LinkTarget("invalid", reason=f"no document id after {name}://")
-            return LinkTarget("id", key=doc_id, anchor=_anchor(anchor))
+            return LinkTarget("id", key=key, anchor=_anchor(anchor))
         return LinkTarget("external", key=href)
     path, _, anchor = href.replace("\\", "/").partition("#")
     path = unquote(path.split("?", 1)[0])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from worker import problems
 from worker.documents.library import Library
 from worker.documents.resolver import LinkRow
+from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, read
 from worker.documents.sync import (
     ALL_KINDS,
@@ -49,14 +50,14 @@ class LoadReport:
         return self.sections / self.seconds if self.seconds else 0.0
 
 
-Job = tuple[Library, str, int, tuple[str, ...]]  # library, relpath, max bytes, id schemes
+Job = tuple[Library, str, DocumentRules]
 
 
 def _parse(job: Job) -> PreparedDocument | tuple[str, str, str]:
     """Read, parse and turn into graph rows: all the per-document CPU work, done in the pool."""
-    library, relpath, max_bytes, id_schemes = job
+    library, relpath, rules = job
     try:
-        return prepare(read(library, relpath, max_bytes), id_schemes, str(library.path(relpath)))
+        return prepare(read(library, relpath, rules), rules.id_schemes, str(library.path(relpath)))
     except (Skipped, FileNotFoundError) as err:
         return (library.name, relpath, str(err) or "vanished while loading")
 
@@ -74,9 +75,8 @@ def _parsed(jobs: list[Job], workers: int) -> Iterator[PreparedDocument | tuple[
 def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: None, workers: int | None = None) -> LoadReport:
     began = time.monotonic()
     report = LoadReport()
-    max_bytes = sync.settings.documents.max_file_bytes
     jobs = [
-        (library, relpath, max_bytes, sync.id_schemes)
+        (library, relpath, sync.rules)
         for library in sync.libraries.values()
         for relpath in library.walk(on_loop=sync.loop_reporter(library))
     ]
@@ -133,7 +133,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
     report.stage_seconds["links"] = time.monotonic() - stamp
 
-    present = {(library.name, relpath) for library, relpath, _, _ in jobs}
+    present = {(library.name, relpath) for library, relpath, _ in jobs}
     stale = [uri for key, (uri, _) in sorted(sync.stored_documents().items()) if key not in present]
     if stale:
         report.deleted = len(sync.writer.delete(stale).deleted)

@@ -30,6 +30,7 @@ class Block:
     text_parts: list[str] = field(default_factory=list)
     links: list[RawLink] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # explicit HTML ids / names
+    number: str = ""  # a numbered heading's number ("2.1"), kept apart from its title
 
     @property
     def text(self) -> str:

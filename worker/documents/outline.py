@@ -19,6 +19,7 @@ class SectionNode:
     text: str  # the section's own text, without its subsections
     anchors: tuple[str, ...]  # every anchor a link may use: the slug and explicit ids, lower-cased
     links: tuple[RawLink, ...]
+    number: str = ""  # "2.1" for a numbered heading; not part of the title or the anchor
 
 
 def sections(parsed: ParsedFile) -> list[SectionNode]:
@@ -34,6 +35,8 @@ def sections(parsed: ParsedFile) -> list[SectionNode]:
         stack.append((block.level, path))
         ids = tuple(dict.fromkeys([anchor, *(value.lower() for value in block.ids)]))
         built.append(
-            SectionNode(path, parent, anchor, block.title, block.level, position, block.text, ids, tuple(block.links))
+            SectionNode(
+                path, parent, anchor, block.title, block.level, position, block.text, ids, tuple(block.links), block.number
+            )
         )
     return built

@@ -66,9 +66,16 @@ UNWIND $keys AS key
 MATCH (d:{Label.DOCUMENT} {{path_key: key}})
 RETURN key, d.uri AS uri, d.anchors AS anchors
 """
-DOCUMENTS_BY_ID = f"""
+# A declared id wins over a file name: doc://tsb-20-501 goes to the document that says it is
+# TSB-20-501 before one that is merely named tsb-20-501.pdf.
+DOCUMENTS_BY_DECLARED_ID = f"""
 UNWIND $keys AS key
-MATCH (d:{Label.DOCUMENT} {{doc_id: key}})
+MATCH (d:{Label.DOCUMENT} {{doc_key: key}})
+RETURN key, d.uri AS uri, d.anchors AS anchors
+"""
+DOCUMENTS_BY_FILE_NAME = f"""
+UNWIND $keys AS key
+MATCH (d:{Label.DOCUMENT} {{stem_key: key}})
 RETURN key, d.uri AS uri, d.anchors AS anchors
 """
 SECTIONS_BY_ANCHOR = f"""
@@ -92,8 +99,10 @@ def resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
     if not rows:
         return Resolution(0, 0, {})
     by_path = _documents(tx, DOCUMENTS_BY_PATH_KEY, {row.key for row in rows if row.target_kind == "path"})
-    by_id = _documents(tx, DOCUMENTS_BY_ID, {row.key for row in rows if row.target_kind == "id"})
+    id_keys = {row.key for row in rows if row.target_kind == "id"}
+    by_id = _documents(tx, DOCUMENTS_BY_DECLARED_ID, id_keys)
     duplicates = {key: [doc["uri"] for doc in docs] for key, docs in by_id.items() if len(docs) > 1}
+    by_id.update(_documents(tx, DOCUMENTS_BY_FILE_NAME, id_keys - set(by_id)))
     target_documents: dict[LinkRow, dict | None] = {}
     for row in rows:
         if row.target_kind == "path":
@@ -130,7 +139,8 @@ def _target(row: LinkRow, doc: dict | None, sections: dict[str, dict[str, str]])
     if row.target_kind == "invalid":
         return None, False, row.reason
     if doc is None:
-        what = f"no document at {row.key}" if row.target_kind == "path" else f"no document with id {row.key!r}"
+        written_id = row.href.split(":", 1)[-1].lstrip("/").split("#", 1)[0]
+        what = f"no document at {row.key}" if row.target_kind == "path" else f"no document with id {written_id!r}"
         return None, False, what
     if not row.anchor:
         return doc["uri"], True, ""

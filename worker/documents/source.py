@@ -16,6 +16,7 @@ from worker.documents.library import Library
 from worker.documents.model import ParsedFile, RawLink
 from worker.documents.outline import SectionNode, sections
 from worker.documents.parsers import html, markdown, pdf
+from worker.documents.rules import DocumentRules
 
 BINARY_PROBE = 8192
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".pdf": "pdf"}
@@ -49,12 +50,12 @@ def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read(library: Library, relpath: str, max_bytes: int) -> DocumentRecord:
+def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord:
     path = library.path(relpath)
     try:
         size = path.stat().st_size
-        if size > max_bytes:
-            raise Skipped(f"larger than documents.max_file_bytes ({size} > {max_bytes} bytes)")
+        if size > rules.max_bytes:
+            raise Skipped(f"larger than documents.max_file_bytes ({size} > {rules.max_bytes} bytes)")
         data = path.read_bytes()
     except FileNotFoundError:
         raise
@@ -62,16 +63,16 @@ def read(library: Library, relpath: str, max_bytes: int) -> DocumentRecord:
         raise Skipped("is a directory") from None
     except OSError as err:
         raise Skipped(f"unreadable: {err.strerror or err}") from None
-    return build(library.name, relpath, data)
+    return build(library.name, relpath, data, rules)
 
 
-def build(library: str, relpath: str, data: bytes) -> DocumentRecord:
+def build(library: str, relpath: str, data: bytes, rules: DocumentRules) -> DocumentRecord:
     """Parse bytes as the document at `relpath` (pure: no file system, no graph)."""
     fmt = FORMATS[PurePosixPath(relpath).suffix.lower()]
     problems: list[str] = []
     if fmt == "pdf":
         try:
-            parsed = pdf.parse(data)
+            parsed = pdf.parse(data, rules.patterns)
         except pdf.PdfError as err:
             raise Skipped(str(err)) from None
     else:
@@ -84,17 +85,27 @@ def build(library: str, relpath: str, data: bytes) -> DocumentRecord:
             problems.append(f"not valid UTF-8 (byte {err.start}); decoded with replacement characters")
         parsed = markdown.parse(text) if fmt == "markdown" else html.parse(text)
     problems.extend(parsed.problems)
-    return _record(library, relpath, fmt, file_hash(data), parsed, problems)
+    return _record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields)
 
 
-def _record(library: str, relpath: str, fmt: str, digest: str, parsed: ParsedFile, problems: list[str]) -> DocumentRecord:
+def _declared_id(front_matter: dict[str, object], fields: tuple[str, ...]) -> str | None:
+    lowered = {str(key).lower(): value for key, value in front_matter.items()}
+    for key in fields:
+        value = lowered.get(key.lower())
+        if isinstance(value, str | int) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _record(
+    library: str, relpath: str, fmt: str, digest: str, parsed: ParsedFile, problems: list[str], id_fields: tuple[str, ...],
+) -> DocumentRecord:
     outline = sections(parsed)
     stem = uris.strip_extension(PurePosixPath(relpath).name)
     title = parsed.front_matter.get("title")
     display = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
     display = display or (outline[0].title if outline and outline[0].title else None) or stem
-    raw_id = parsed.front_matter.get("id")
-    doc_id = str(raw_id).strip() if isinstance(raw_id, str | int) and str(raw_id).strip() else None
+    doc_id = _declared_id(parsed.front_matter, ("id",) if fmt == "pdf" else id_fields)
     uri = uris.document_uri(library, relpath)
     return DocumentRecord(
         library=library,

@@ -15,6 +15,7 @@ from neo4j import Driver
 from worker import problems
 from worker.documents import uris
 from worker.documents.library import Library, libraries
+from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, file_hash, read
 from worker.documents.writer import (
     DocumentWriter,
@@ -59,8 +60,11 @@ class DocumentSync:
         self.driver = driver
         self.database = database
         self.libraries: dict[str, Library] = {library.name: library for library in libraries(settings)}
-        self.id_schemes = tuple(settings.documents.id_schemes)
         self.writer = DocumentWriter(driver, database, {name: library.root for name, library in self.libraries.items()})
+
+    @property
+    def rules(self) -> DocumentRules:
+        return DocumentRules.of(self.settings.documents)
 
     def library(self, name: str) -> Library:
         try:
@@ -78,7 +82,7 @@ class DocumentSync:
             return self._remove(library, relpath)
         key = problem_key(library.name, relpath)
         try:
-            record = read(library, relpath, self.settings.documents.max_file_bytes)
+            record = read(library, relpath, self.rules)
         except FileNotFoundError:
             return self._remove(library, relpath)
         except Skipped as skipped:
@@ -89,7 +93,7 @@ class DocumentSync:
         if stored is not None and stored != (library.name, relpath) and library.path(stored[1]).is_file():
             self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
             return "conflict"
-        prepared = prepare(record, self.id_schemes, str(path))
+        prepared = prepare(record, self.rules.id_schemes, str(path))
         report = self.writer.write([prepared])
         self.settle(prepared, report)
         return "written" if report.written else "unchanged"

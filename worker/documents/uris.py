@@ -9,6 +9,8 @@ its extension); the heading path joins the GitHub anchors of the heading and its
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import PurePosixPath
 
 from worker.documents.slugs import name_slug
@@ -26,6 +28,20 @@ def strip_extension(path: str) -> str:
 
 def path_key(library: str, relpath: str) -> str:
     return f"{library}/{strip_extension(relpath).lower()}"
+
+
+_NOT_ID = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def id_key(doc_id: str) -> str:
+    """A document id as links find it: case, punctuation and spacing ignored, so that
+    doc://man-falcon-engine, `id: MAN_FALCON_ENGINE` and MAN-FALCON-ENGINE.pdf agree."""
+    return _NOT_ID.sub("-", unicodedata.normalize("NFKC", doc_id).casefold()).strip("-")
+
+
+def stem_key(relpath: str) -> str:
+    """The id key of a document's file name without its extension: the id every document has."""
+    return id_key(strip_extension(PurePosixPath(relpath).name))
 
 
 def folder_chain(library: str, relpath: str) -> list[tuple[str, str]]:

@@ -44,7 +44,7 @@ STORED_HASHES = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
 OPTIONAL MATCH (s:{Label.SECTION} {{doc_uri: uri}})
-RETURN uri, d.content_hash AS file_hash, d.own_hash AS own_hash, d.doc_id AS doc_id,
+RETURN uri, d.content_hash AS file_hash, d.own_hash AS own_hash,
        collect([s.uri, s.content_hash]) AS sections
 """
 def _under_container(node: str) -> str:
@@ -166,7 +166,7 @@ UNWIND $rows AS r
 WITH r, r.uri AS uri
 CALL (uri) {{ {LINKS_INTO_DOCUMENT} }}
 WITH r, src, l
-WHERE l.anchor_found = false OR (l.target_kind = 'id' AND l.key <> r.doc_id)
+WHERE l.anchor_found = false OR (l.target_kind = 'id' AND NOT l.key IN [r.doc_key, r.stem_key])
 WITH src, l, {LINK_ROW} AS row
 DELETE l
 RETURN row
@@ -256,7 +256,7 @@ class PreparedDocument:
     library: str
     relpath: str
     path_key: str
-    doc_id: str | None
+    id_keys: tuple[str, ...]  # the keys id links find it by: its declared id's, then its file name's
     file_hash: str
     problems: tuple[str, ...]
     parent: str  # folder or library uri
@@ -270,6 +270,7 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
     links, external = outbound_rows(record, id_schemes)
     own = {
         "name": record.name, "displayName": record.display_name, "doc_id": record.doc_id,
+        "doc_key": uris.id_key(record.doc_id) if record.doc_id else None, "stem_key": uris.stem_key(record.relpath),
         "format": record.format, "path_key": record.path_key, "library": record.library,
         "relpath": record.relpath, "text": record.text, "anchors": list(record.anchors),
         "external_links": external[record.uri], "problems": list(record.problems), "sort_pos": 0,
@@ -283,14 +284,14 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
             "uri": uri, "name": section.anchor, "displayName": section.title or section.anchor,
             "level": section.level, "sort_pos": section.position, "text": section.text,
             "anchors": list(section.anchors), "doc_uri": record.uri, "external_links": external[uri],
-            "source_path": source_path,
+            "source_path": source_path, "number": section.number or None,
         }
         props["content_hash"] = content_hash([props, parent, [_row_values(row) for row in links[uri]]])
         parent_index = positions[section.parent] if section.parent else -1
         sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
     return PreparedDocument(
         uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
-        doc_id=record.doc_id, file_hash=record.content_hash, problems=record.problems,
+        id_keys=tuple(key for key in (own["doc_key"], own["stem_key"]) if key), file_hash=record.content_hash, problems=record.problems,
         parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
         own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
         sections=sections,
@@ -420,13 +421,16 @@ class DocumentWriter:
 
         dirty = set(dirty_sources)
         recheck = [row for row in recheck if row.source not in dirty]
-        keys = sorted({key for doc in changed for key in (doc.path_key, doc.doc_id, doc.uri) if key})
+        keys = sorted({key for doc in changed for key in (doc.path_key, *doc.id_keys, doc.uri) if key})
         recheck += [_row(record["row"]) for record in tx.run(TAKE_WAITING, keys=keys)]
         recheck += [
             _row(record["row"])
             for record in tx.run(
                 TAKE_RECHECKABLE_LINKS_INTO_DOCUMENTS,
-                rows=[{"uri": doc.uri, "doc_id": doc.doc_id or ""} for doc in changed if doc.uri in stored],
+                rows=[
+                    {"uri": doc.uri, "doc_key": doc.props["doc_key"], "stem_key": doc.props["stem_key"]}
+                    for doc in changed if doc.uri in stored
+                ],
             )
         ]
         recheck = [row for row in recheck if row.source not in dirty]

@@ -67,7 +67,10 @@ VECTOR_INDEXES = {
 }
 EMBEDDING_PROPERTY = "embedding"
 # Names this graph used before it followed Neocarta's; `apply` drops them where they remain.
-RETIRED_INDEXES = ("table_text", "business_term_text", "table_embedding", "column_embedding", "business_term_embedding")
+RETIRED_INDEXES = (
+    "table_text", "business_term_text", "table_embedding", "column_embedding", "business_term_embedding",
+    "document_doc_id",
+)
 # The singleton node Neocarta's connectors write and its MCP server checks: the conventions the
 # metadata graph follows are those of this Neocarta version.
 NEOCARTA_GRAPH_LABEL = "__neocarta_graph__"
@@ -106,7 +109,8 @@ SCHEMA: tuple[SchemaItem, ...] = (
     *(_unique(label, "uri") for label in DOCUMENT_LABELS),
     *(_unique(label, "id") for label in METADATA_LABELS),
     _range(Label.DOCUMENT, "path_key"),
-    _range(Label.DOCUMENT, "doc_id"),
+    _range(Label.DOCUMENT, "doc_key"),
+    _range(Label.DOCUMENT, "stem_key"),
     _range(Label.SECTION, "doc_uri"),
     _range(Label.UNRESOLVED_LINK, "key"),
     _range(Label.PROBLEM, "key"),

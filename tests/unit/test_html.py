@@ -1,10 +1,12 @@
-"""The HTML and PDF parsers give the same model as Markdown."""
+"""The HTML parser gives the same model as Markdown."""
 
 from __future__ import annotations
 
-from worker.demo.pdf import make_pdf
-from worker.documents.parsers import html, pdf
+from worker.documents.parsers import html
+from worker.documents.rules import DocumentRules
 from worker.documents.source import build
+
+RULES = DocumentRules.defaults()
 
 PAGE = """<!doctype html><html><head><title>Parts catalog</title><meta name="id" content="PARTS-1">
 <style>h1 { color: red }</style><script>var x = "<h2>no</h2>";</script></head><body>
@@ -28,29 +30,6 @@ def test_html_headings_text_links_and_anchors() -> None:
 
 
 def test_html_record_uses_title_and_meta_id() -> None:
-    record = build("lib", "parts/catalog.html", PAGE.encode())
+    record = build("lib", "parts/catalog.html", PAGE.encode(), RULES)
     assert record.display_name == "Parts catalog" and record.doc_id == "PARTS-1"
     assert record.sections[0].anchors == ("ignition-coils", "coils")
-
-
-def test_pdf_headings_from_the_outline_with_links() -> None:
-    data = make_pdf(
-        pages=[["Recall R-22-01", "Scope: vehicles built 2021.", "Remedy", "Replace coil IC-2201-B."], ["Parts", "See catalog."]],
-        outline=[("Scope", 0, 1), ("Remedy", 0, 1), ("Parts", 1, 2)],
-        links=[(0, "../bulletins/tsb-21-114.md#cause"), (1, "https://oem.example/parts")],
-        title="Recall R-22-01",
-    )
-    parsed = pdf.parse(data)
-    assert parsed.front_matter["title"] == "Recall R-22-01"
-    assert [(block.level, block.title) for block in parsed.headings] == [(1, "Scope"), (1, "Remedy"), (2, "Parts")]
-    assert "Replace coil IC-2201-B." in parsed.headings[1].text
-    assert [link.href for block in parsed.blocks for link in block.links] == [
-        "../bulletins/tsb-21-114.md#cause", "https://oem.example/parts",
-    ]
-
-
-def test_pdf_numbered_headings_without_an_outline() -> None:
-    data = make_pdf(pages=[["Brake service", "1 Overview", "Pads and rotors.", "1.1 Pad wear", "Measure pads.", "2 Bleeding", "Use DOT 4."]])
-    parsed = pdf.parse(data)
-    assert [(block.level, block.title) for block in parsed.headings] == [(1, "1 Overview"), (2, "1.1 Pad wear"), (1, "2 Bleeding")]
-    assert parsed.headings[1].text == "Measure pads."

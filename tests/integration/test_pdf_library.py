@@ -1,0 +1,73 @@
+"""The same library as Markdown, as rendered PDFs and as bookmarked PDFs loads into one graph: the
+same documents, section URIs, names, reading order and links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
+from tests.rendered_library import FORMATS, PUBLISHER, Format, write
+from worker.documents.loader import load
+
+pytestmark = pytest.mark.timeout(300)
+
+DOCUMENTS = "MATCH (d:Document) RETURN d.uri AS uri, d.displayName AS title, d.doc_id AS id ORDER BY uri"
+SECTIONS = """
+MATCH (s:Section)
+RETURN s.uri AS uri, s.displayName AS name, s.level AS level, s.sort_pos AS position, s.text AS text
+ORDER BY uri
+"""
+LINKS = """
+MATCH (a)-[l:LINKS_TO]->(b)
+RETURN a.uri AS source, b.uri AS target, l.anchor_found AS found ORDER BY source, target
+"""
+UNRESOLVED = "MATCH (u:UnresolvedLink) RETURN u.href AS href, u.reason AS reason"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    documents: list[tuple]
+    sections: list[tuple]
+    texts: dict[str, str]
+    links: list[tuple]
+    unresolved: list[tuple]
+
+
+def loaded(service: Neo4jService, driver: Driver, root: Path) -> Loaded:
+    wipe(driver)
+    report = load(make_sync(service, driver, library=root))
+    assert report.skipped == 0
+    records = driver.execute_query(SECTIONS).records
+    return Loaded(
+        documents=[tuple(record.values()) for record in driver.execute_query(DOCUMENTS).records],
+        sections=[(record["uri"], record["name"], record["level"], record["position"]) for record in records],
+        texts={record["uri"]: record["text"] for record in records},
+        links=[tuple(record.values()) for record in driver.execute_query(LINKS).records],
+        unresolved=[tuple(record.values()) for record in driver.execute_query(UNRESOLVED).records],
+    )
+
+
+def test_markdown_pdf_and_bookmarked_pdf_give_one_graph(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+    graphs: dict[Format, Loaded] = {}
+    for fmt in FORMATS:
+        write(tmp_path / fmt, fmt, documents=15)
+        graphs[fmt] = loaded(neo4j_service, graph, tmp_path / fmt)
+    markdown = graphs["markdown"]
+    assert len(markdown.documents) == 15 and len(markdown.sections) == 15 * 7
+    assert not markdown.unresolved and len(markdown.links) >= 15 * 6
+    assert all(found for *_, found in markdown.links)
+    for fmt in ("pdf", "pdf-outline"):
+        assert graphs[fmt].documents == markdown.documents, fmt
+        assert graphs[fmt].sections == markdown.sections, fmt
+        assert graphs[fmt].links == markdown.links, fmt
+        assert graphs[fmt].unresolved == markdown.unresolved, fmt
+        texts = graphs[fmt].texts
+        assert not any(PUBLISHER in text or "- Page " in text for text in texts.values()), "running header or footer in text"
+        for uri, text in markdown.texts.items():  # each section's own text, wrapped differently
+            assert " ".join(texts[uri].split())[:80] == " ".join(text.split())[:80], (fmt, uri)

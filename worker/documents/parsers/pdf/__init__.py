@@ -1,0 +1,203 @@
+"""PDF structure with pypdf, as a publisher's PDF carries it: sections from the outline
+(bookmarks) or else from numbered headings in the text, without running headers, footers and
+page numbers; link annotations in the section whose heading is above them; title and id from
+the metadata or the text.
+
+Every section start is a line index in reading order; every point on a page (a link's
+rectangle, a jump's destination) maps to the line at that height, hence to a section.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pypdf import PdfReader
+
+from worker.documents.model import Block, ParsedFile, RawLink, new_parsed_file
+from worker.documents.parsers.pdf import bookmarks, furniture, metadata, numbering
+from worker.documents.parsers.pdf import link_annotations
+from worker.documents.parsers.pdf.destinations import READ_ERRORS, Destinations, Point
+from worker.documents.parsers.pdf.lines import Line, page_lines
+
+TITLE_MATCH_LINES = 3  # a bookmark's title is looked for this many lines from its destination
+ID_LINES = 60  # document ids are looked for in this many opening lines
+
+
+class PdfError(ValueError):
+    """The bytes are not a PDF that can be read (broken beyond repair, or encrypted)."""
+
+
+@dataclass
+class _Start:
+    line: float  # index of the first line of the section (x.5: after line x)
+    order: int
+    block: Block
+    heading_lines: tuple[int, ...]  # the lines that are the heading itself, left out of the text
+
+
+def parse(data: bytes, id_patterns: Sequence[re.Pattern[str]] = ()) -> ParsedFile:
+    reader = _open(data)
+    parsed = new_parsed_file()
+    destinations = Destinations(reader)
+    pages: list[list[Line]] = []
+    for index, page in enumerate(reader.pages):
+        try:
+            pages.append(page_lines(page, index))
+        except READ_ERRORS as err:
+            parsed.problems.append(f"page {index + 1}: text unreadable ({type(err).__name__}: {err})")
+            pages.append([])
+    lines = [line for page in furniture.strip(pages) for line in page]
+    located = _Pages(lines)
+    marks = bookmarks.read(reader, destinations)
+    starts = _bookmark_starts(located, marks) if marks else _numbered_starts(lines)
+    _fill(parsed, lines, starts)
+    _links(parsed, reader, destinations, located, starts)
+    _describe(parsed, reader, lines, starts, id_patterns)
+    return parsed
+
+
+def _open(data: bytes) -> PdfReader:
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise PdfError("encrypted: needs a password to open")
+        len(reader.pages)
+    except PdfError:
+        raise
+    except (*READ_ERRORS, NotImplementedError) as err:
+        raise PdfError(f"unreadable PDF: {err}") from None
+    return reader
+
+
+class _Pages:
+    """Lines by page, for mapping points on a page to lines."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.by_page: dict[int, list[int]] = {}
+        for index, line in enumerate(lines):
+            self.by_page.setdefault(line.page, []).append(index)
+        self.pages = sorted(self.by_page)
+
+    def line_at(self, point: Point) -> float:
+        """The index of the line at a point (the nearest at or below it); x.5 means after line x."""
+        on_page = self.by_page.get(point.page)
+        if not on_page:
+            later = bisect.bisect_right(self.pages, point.page)
+            return (self.by_page[self.pages[later]][0] if later < len(self.pages) else len(self.lines)) - 0.5
+        if point.top is None:
+            return on_page[0]
+        below = [index for index in on_page if self.lines[index].y <= point.top + 1]
+        if not below:
+            return on_page[-1] + 0.5
+        return min(below, key=lambda index: (-self.lines[index].y, index))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _heading_lines(lines: list[Line], first: int, page: int, title: str) -> list[int]:
+    """The lines, from `first` on, that spell the bookmark's title (a long title may wrap)."""
+    wanted = _words(title)
+    for start in range(first, min(first + TITLE_MATCH_LINES, len(lines))):
+        spelled = ""
+        for index in range(start, min(start + TITLE_MATCH_LINES, len(lines))):
+            if lines[index].page != page:
+                break
+            text = lines[index].text if index > start else numbering.split_number(lines[index].text)[1]
+            spelled = _words(f"{spelled} {text}")
+            if spelled == wanted:
+                return list(range(start, index + 1))
+            if not wanted.startswith(spelled):
+                break
+    return []
+
+
+def _bookmark_starts(pages: _Pages, marks: list[bookmarks.Bookmark]) -> list[_Start]:
+    starts = []
+    for mark in marks:
+        at = pages.line_at(mark.point)
+        heading = _heading_lines(pages.lines, int(at) + (0 if at == int(at) else 1), mark.point.page, mark.title)
+        if heading:
+            at = heading[0]
+        starts.append(_Start(at, mark.order, Block(mark.title, mark.level, number=mark.number), tuple(heading)))
+    return sorted(starts, key=lambda start: (start.line, start.order))
+
+
+def _numbered_starts(lines: list[Line]) -> list[_Start]:
+    return [
+        _Start(index, order, Block(found.title, min(found.level, bookmarks.MAX_LEVEL), number=found.label), (index,))
+        for order, (index, found) in enumerate(sorted(numbering.find(lines).items()))
+    ]
+
+
+def _block_at(starts: list[_Start], keys: list[float], parsed: ParsedFile, at: float) -> Block:
+    position = bisect.bisect_right(keys, at) - 1
+    return starts[position].block if position >= 0 else parsed.preamble
+
+
+def _fill(parsed: ParsedFile, lines: list[Line], starts: list[_Start]) -> None:
+    parsed.blocks.extend(start.block for start in starts)
+    headings = {index for start in starts for index in start.heading_lines}
+    keys = [start.line for start in starts]
+    for index, line in enumerate(lines):
+        if index not in headings:
+            _block_at(starts, keys, parsed, index).text_parts.append(line.text)
+    seen_pages: set[int] = set()
+    for index, line in enumerate(lines):  # `#page=N`, as PDF viewers read it, lands where page N begins
+        if line.page not in seen_pages:
+            seen_pages.add(line.page)
+            _block_at(starts, keys, parsed, index).ids.append(f"page={line.page + 1}")
+
+
+def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pages: _Pages, starts: list[_Start]) -> None:
+    found: list[link_annotations.PageLink] = []
+    first_on_page: set[int] = set()
+    for index, page in enumerate(reader.pages):
+        links = link_annotations.page_links(page, index, destinations)
+        if links:
+            first_on_page.add(len(found))
+            found.extend(links)
+    keys = [start.line for start in starts]
+    for link in link_annotations.merge_wrapped(found, first_on_page):
+        href = link.href
+        if link.jump is not None:
+            anchor = link.name or _jump_anchor(link.jump)
+            _block_at(starts, keys, parsed, pages.line_at(link.jump)).ids.append(anchor)
+            href = f"#{anchor}"
+        source = _block_at(starts, keys, parsed, pages.line_at(Point(link.page, link.top)))
+        source.links.append(RawLink(href, "", "pdf"))
+
+
+def _jump_anchor(point: Point) -> str:
+    return f"page={point.page + 1}" + (f"&y={round(point.top)}" if point.top is not None else "")
+
+
+def _describe(parsed: ParsedFile, reader: PdfReader, lines: list[Line], starts: list[_Start], id_patterns: Sequence[re.Pattern[str]]) -> None:
+    title, identifier, id_title = metadata.declared(reader)
+    opening = lines[:ID_LINES]
+    doc_id = metadata.id_in_text(opening, id_patterns) or identifier or id_title
+    if doc_id:
+        parsed.front_matter["id"] = doc_id
+    if not title:
+        first_start = starts[0].line if starts else len(lines)
+        first_page = lines[0].page if lines else 0
+        preamble = [line for index, line in enumerate(lines) if index < first_start and line.page == first_page]
+        skip = {
+            index for index, line in enumerate(preamble)
+            if metadata.id_in_text([line], id_patterns) or numbering.toc_entry(line.text)
+        }
+        title = metadata.title_in_text(preamble, skip) or (starts[0].block.title if starts else "") or id_title
+    if title:
+        parsed.front_matter["title"] = title
+    try:
+        attached = sorted(reader.attachments)
+    except READ_ERRORS:
+        attached = []
+    if attached:
+        parsed.problems.append(f"{len(attached)} attached file(s) not loaded: {', '.join(attached[:5])}")

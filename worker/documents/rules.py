@@ -1,0 +1,39 @@
+"""How files become documents, as the documents settings say: size limit, id link schemes, where
+ids are declared. Plain and picklable, since parse workers in other processes receive it."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+
+from worker.settings import DEFAULTS_FILE, DocumentsSettings
+
+
+@dataclass(frozen=True)
+class DocumentRules:
+    max_bytes: int
+    id_schemes: tuple[str, ...]
+    id_fields: tuple[str, ...]  # front-matter keys / meta tag names that declare a document's id
+    id_patterns: tuple[str, ...]  # regexes over a PDF's opening lines; group 1 is the id
+
+    @classmethod
+    def of(cls, documents: DocumentsSettings) -> DocumentRules:
+        return cls(
+            max_bytes=documents.max_file_bytes,
+            id_schemes=tuple(documents.id_schemes),
+            id_fields=tuple(documents.id_fields),
+            id_patterns=tuple(documents.id_patterns),
+        )
+
+    @classmethod
+    def defaults(cls) -> DocumentRules:
+        """The shipped defaults, for parsing without a configuration (tests, one-off tools)."""
+        with DEFAULTS_FILE.open("rb") as handle:
+            documents = tomllib.load(handle)["documents"]
+        return cls.of(DocumentsSettings.model_validate(documents))
+
+    @cached_property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(pattern) for pattern in self.id_patterns)
