@@ -71,3 +71,22 @@ def test_markdown_pdf_and_bookmarked_pdf_give_one_graph(neo4j_service: Neo4jServ
         assert not any(PUBLISHER in text or "- Page " in text for text in texts.values()), "running header or footer in text"
         for uri, text in markdown.texts.items():  # each section's own text, wrapped differently
             assert " ".join(texts[uri].split())[:80] == " ".join(text.split())[:80], (fmt, uri)
+
+
+def test_id_links_match_declared_ids_before_file_names_ignoring_case_and_punctuation(
+    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path  # noqa: F811
+) -> None:
+    root = tmp_path / "ids"
+    for relpath, text in {
+        "guide.md": "# Guide\n[a](doc://Shared_Name) [b](doc://man-falcon-engine#fuel) [c](doc://tsb.20.501)\n",
+        "declared.md": "---\ndocument_id: SHARED-NAME\n---\n# Declared\n",
+        "shared-name.md": "# Merely named so\n",
+        "manuals/MAN-FALCON-ENGINE.md": "# Fuel\n",
+        "bulletin.html": '<html><head><meta name="DC.Identifier" content="TSB-20-501"></head><body><h1>B</h1></body></html>',
+    }.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    load(make_sync(neo4j_service, graph, lib=root))
+    targets = [record["target"] for record in graph.execute_query(LINKS).records]
+    assert targets == ["lib/bulletin", "lib/declared", "lib/manuals/man-falcon-engine#fuel"]

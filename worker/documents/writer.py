@@ -291,7 +291,8 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
         sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
     return PreparedDocument(
         uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
-        id_keys=tuple(key for key in (own["doc_key"], own["stem_key"]) if key), file_hash=record.content_hash, problems=record.problems,
+        id_keys=tuple(key for key in (own["doc_key"], own["stem_key"]) if key),
+        file_hash=record.content_hash, problems=record.problems,
         parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
         own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
         sections=sections,
