@@ -7,6 +7,7 @@ import io
 
 from pypdf import PdfReader, PdfWriter
 from pypdf.annotations import Link
+from pypdf.xmp import XmpInformation
 
 from tests.rendered_library import PUBLISHER, build as build_library, pdf as render_pdf
 from worker.demo.pdf import make_pdf
@@ -122,6 +123,16 @@ def test_titles_come_from_meaningful_metadata_else_the_most_prominent_opening_te
     lines = [["Body text."]]
     assert pdf.parse(make_pdf(pages=lines, title="Microsoft Word - Brake Report.docx")).front_matter["title"] == "Brake Report"
     assert pdf.parse(make_pdf(pages=lines, title="untitled")).front_matter["title"] == "Body text."
+
+
+def test_ids_and_titles_from_xmp_metadata() -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(pages=[["Body text."]]))))
+    xmp = XmpInformation.create()
+    xmp.dc_identifier, xmp.dc_title = "MAN-XMP-9", {"x-default": "Engine handbook"}
+    writer.xmp_metadata = xmp
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    assert pdf.parse(buffer.getvalue(), RULES.patterns).front_matter == {"id": "MAN-XMP-9", "title": "Engine handbook"}
 
 
 def test_ids_from_a_metadata_line_else_an_id_shaped_title() -> None:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pypdf import PdfReader
 
 from worker.documents.model import Block, ParsedFile, RawLink, new_parsed_file
-from worker.documents.parsers.pdf import bookmarks, furniture, metadata, numbering
-from worker.documents.parsers.pdf import link_annotations
+from worker.documents.parsers.pdf import bookmarks, furniture, link_annotations, metadata, numbering
 from worker.documents.parsers.pdf.destinations import READ_ERRORS, Destinations, Point
 from worker.documents.parsers.pdf.lines import Line, page_lines
 
@@ -178,7 +177,9 @@ def _jump_anchor(point: Point) -> str:
     return f"page={point.page + 1}" + (f"&y={round(point.top)}" if point.top is not None else "")
 
 
-def _describe(parsed: ParsedFile, reader: PdfReader, lines: list[Line], starts: list[_Start], id_patterns: Sequence[re.Pattern[str]]) -> None:
+def _describe(
+    parsed: ParsedFile, reader: PdfReader, lines: list[Line], starts: list[_Start], id_patterns: Sequence[re.Pattern[str]],
+) -> None:
     title, identifier, id_title = metadata.declared(reader)
     opening = lines[:ID_LINES]
     doc_id = metadata.id_in_text(opening, id_patterns) or identifier or id_title

@@ -7,7 +7,7 @@ the largest font size drawn on it (0 when the producer's matrices hide it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pypdf import PageObject
 
@@ -20,30 +20,35 @@ class Line:
     text: str
 
 
-def page_lines(page: PageObject, index: int) -> list[Line]:
-    lines: list[Line] = []
-    parts: list[str] = []
-    where: list[float | None] = [None, 0.0]  # y of the first visible fragment, largest size
+@dataclass
+class _Collector:
+    page: int
+    lines: list[Line] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    y: float | None = None  # baseline of the line's first visible fragment
+    size: float = 0.0
 
-    def end_line() -> None:
-        text = " ".join("".join(parts).split())
-        if text:
-            lines.append(Line(index, where[0] if where[0] is not None else 0.0, round(where[1], 1), text))
-        parts.clear()
-        where[:] = [None, 0.0]
-
-    def visit(text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
-        pieces = text.split("\n")
-        for number, piece in enumerate(pieces):
+    def visit(self, text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
+        for number, piece in enumerate(text.split("\n")):
             if number:
-                end_line()
+                self.end_line()
             if piece.strip():
-                if where[0] is None:
-                    where[0] = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+                if self.y is None:
+                    self.y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
                 scale = abs(tm[3] * cm[3] + tm[1] * cm[2]) or 1.0
-                where[1] = max(where[1], (size or 0.0) * scale)
-            parts.append(piece)
+                self.size = max(self.size, (size or 0.0) * scale)
+            self.parts.append(piece)
 
-    page.extract_text(visitor_text=visit)
-    end_line()
-    return lines
+    def end_line(self) -> None:
+        text = " ".join("".join(self.parts).split())
+        if text:
+            self.lines.append(Line(self.page, self.y or 0.0, round(self.size, 1), text))
+        self.parts.clear()
+        self.y, self.size = None, 0.0
+
+
+def page_lines(page: PageObject, index: int) -> list[Line]:
+    collector = _Collector(index)
+    page.extract_text(visitor_text=collector.visit)
+    collector.end_line()
+    return collector.lines
