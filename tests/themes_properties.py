@@ -1,5 +1,8 @@
 """What the themes properties are measured with, in tests and benchmarks alike: a snapshot of the
-stored themes, link edits at document level (and their reversal), and how many ids an edit kept."""
+stored themes, link edits at document level (and their reversal), and how many ids an edit kept.
+
+Edits write LINKS_TO directly, as an author's edit would through the writer, and re-sign the
+touched documents' links the way the writer does (see worker.documents.link_version)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import random
 from dataclasses import dataclass
 
 from neo4j import Driver
+
+from worker.documents import link_version
 
 THEMES = """
 MATCH (t:Theme)
@@ -64,6 +69,12 @@ def _put(driver: Driver, rows: list[list]) -> None:
             driver.execute_query(query, rows=chosen)
 
 
+def _resign(driver: Driver, rows: list[list]) -> None:
+    touched = {uri.split("#", 1)[0] for row in rows for uri in (row[1], row[3])}
+    with driver.session(database="neo4j") as session:
+        session.execute_write(link_version.resign, touched)
+
+
 def edit_links(driver: Driver, fraction: float, rng: random.Random) -> LinkEdit:
     """Change `fraction` of the document-level link graph (what themes run on): half of the changes
     remove every link between two linked documents, half link two documents that were not linked."""
@@ -79,6 +90,7 @@ def edit_links(driver: Driver, fraction: float, rng: random.Random) -> LinkEdit:
         if (a, b) not in graph.edges:
             added.append(["Document", a, "Document", b, {"ordinal": -1, "kind": "edit"}])
     _put(driver, added)
+    _resign(driver, removed + added)
     return LinkEdit(removed, added)
 
 
@@ -86,6 +98,7 @@ def revert(driver: Driver, edit: LinkEdit) -> None:
     """Undo an edit: its added links go, its removed links come back as they were."""
     driver.execute_query(TAKE_LINKS, pairs=[[row[1], row[3]] for row in edit.added])
     _put(driver, edit.removed)
+    _resign(driver, edit.removed + edit.added)
 
 
 def kept_share(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]]) -> float:

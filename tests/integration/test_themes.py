@@ -22,7 +22,7 @@ from worker.graph.setup import apply_schema
 from worker.settings import Settings
 from worker.themes.engines import GdsEngine
 from worker.themes.model import DocumentGraph
-from worker.themes.runner import ThemeRunner
+from worker.themes.runner import LINKS_UNCHANGED, ThemeRunner
 
 pytestmark = pytest.mark.timeout(180)
 THEMES = "MATCH (d:Document)-[:IN_THEME]->(t:Theme {level: 0}) RETURN t.id AS id, collect(d.uri) AS members"
@@ -91,11 +91,11 @@ def test_ids_stay_stable_and_changes_are_logged(library: tuple[Settings, Path], 
     first = memberships(driver)
     brakes = next(theme for theme, members in first.items() if "lib/brakes/pads" in members)
 
-    assert runner.run().reason == "the document-level edge set is unchanged since the last run"
+    assert runner.run().reason == LINKS_UNCHANGED
     sync = DocumentSync(settings, driver, "neo4j")
     (root / "brakes/fluid.md").write_text("# Fluid\nDOT 4 only. See [pads](pads.md) and [rotors](rotors.md).\n")
     sync.sync_path("lib", "brakes/fluid.md")
-    assert not runner.run().ran  # text only: nothing to do
+    assert runner.run().reason == LINKS_UNCHANGED  # text only: the writer saw no link change, no edge is read
 
     (root / "brakes/calipers.md").write_text("# Calipers\nSee [pads](pads.md), [rotors](rotors.md) and [abs](abs.md).\n")
     sync.sync_path("lib", "brakes/calipers.md")

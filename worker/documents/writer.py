@@ -15,6 +15,7 @@ from pathlib import Path
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
+from worker.documents import link_version
 from worker.documents import links as link_targets
 from worker.documents import uris
 from worker.documents.resolver import LinkRow, Resolution, resolve
@@ -322,7 +323,13 @@ class DocumentWriter:
 
     def resolve(self, rows: list[LinkRow]) -> Resolution:
         with self._session() as session:
-            return session.execute_write(resolve, rows)
+            return session.execute_write(self._resolve, rows)
+
+    @staticmethod
+    def _resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
+        resolution = resolve(tx, rows)
+        link_version.resign(tx, {row.source_document for row in rows})
+        return resolution
 
     def delete(self, document_uris: list[str]) -> WriteReport:
         with self._session() as session:
@@ -440,6 +447,7 @@ class DocumentWriter:
             report.absorb(resolve(tx, recheck))
         else:
             report.absorb(resolve(tx, fresh_rows + recheck))
+        link_version.resign(tx, {doc.uri for doc in changed} | {row.source_document for row in recheck})
         if report.written:
             stamp(tx, "documents")
         return report
@@ -475,6 +483,7 @@ class DocumentWriter:
         inbound = [_row(record["row"]) for record in tx.run(TAKE_ALL_LINKS_INTO_DOCUMENTS, uris=document_uris)]
         doomed = tuple(f"{uri}#" for uri in document_uris)
         inbound = [row for row in inbound if row.source not in document_uris and not row.source.startswith(doomed)]
+        link_version.forgetting(tx, document_uris)
         tx.run(DELETE_DOCUMENTS, uris=document_uris).consume()
         candidates = {
             uri.rsplit("/", depth)[0]
@@ -485,6 +494,7 @@ class DocumentWriter:
             tx.run(PRUNE_FOLDERS, uris=[folder]).consume()
         report.deleted = list(document_uris)
         report.absorb(resolve(tx, inbound))
+        link_version.resign(tx, {row.source_document for row in inbound})
         stamp(tx, "documents")
         return report
 

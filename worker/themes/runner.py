@@ -1,4 +1,5 @@
-"""A themes run: read the document graph, skip when its edge set is unchanged, run Leiden on it
+"""A themes run: skip when the link graph is unchanged (one counter the document writer keeps, then
+the edge set's fingerprint), else read the document graph, run Leiden on it
 (unseeded: the result depends on the graph alone), keep theme ids stable by matching memberships
 with the previous run's, log the changes, and swap the themes in one transaction — a failed run
 leaves the previous themes in place, never half written."""
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 
 from neo4j import Driver, ManagedTransaction
 
+from worker.documents import link_version
 from worker.errors import LakegraphError
 from worker.graph.schema import Label, Rel
 from worker.settings import Settings
@@ -28,9 +30,14 @@ RETURN collect([t.id, t.level, t.conductance, members]) AS themes
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, r.fingerprint AS fingerprint, r.gamma AS gamma, r.next_theme AS next_theme
+RETURN r.id AS id, r.fingerprint AS fingerprint, r.gamma AS gamma, r.next_theme AS next_theme,
+       r.link_version AS link_version
 ORDER BY r.started DESC LIMIT 1
 """
+# A run whose edge set proved unchanged is good for this link version too.
+CONFIRM_RUN = f"MATCH (r:{Label.THEME_RUN} {{id: $id}}) SET r.link_version = $version"
+LINKS_UNCHANGED = "no document's links changed since the last run"
+EDGES_UNCHANGED = "the document-level edge set is unchanged since the last run"
 # The swap writes only the difference to the previous run: a refresh after one edit touches a
 # handful of memberships, not every document's.
 DROP_THEMES = f"UNWIND $ids AS id MATCH (t:{Label.THEME} {{id: id}}) DETACH DELETE t"
@@ -90,11 +97,17 @@ class ThemeRunner:
         if gamma <= 0:
             raise LakegraphError(f"gamma must be positive, got {gamma}")
         began, started = time.monotonic(), datetime.now(UTC)
-        graph = document_graph(self.driver, self.database)
         latest = self.driver.execute_query(LATEST_RUN, database_=self.database).records
         last = latest[0] if latest else None
-        if not force and last is not None and last["fingerprint"] == graph.fingerprint and last["gamma"] == gamma:
-            return RunReport(False, "the document-level edge set is unchanged since the last run")
+        with self.driver.session(database=self.database) as session:
+            version = session.execute_read(link_version.current)
+        same_gamma = not force and last is not None and last["gamma"] == gamma
+        if same_gamma and last["link_version"] == version:
+            return RunReport(False, LINKS_UNCHANGED)
+        graph = document_graph(self.driver, self.database)
+        if same_gamma and last["fingerprint"] == graph.fingerprint:
+            self.driver.execute_query(CONFIRM_RUN, id=last["id"], version=version, database_=self.database)
+            return RunReport(False, EDGES_UNCHANGED)
         previous = [
             Theme(theme_id, level, frozenset(members), score)
             for theme_id, level, score, members in self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
@@ -113,7 +126,8 @@ class ThemeRunner:
             len(graph.documents) - grouped, len(level0), asdict(found),
         )
         props = {
-            "gamma": gamma, "engine": engine.name, "fingerprint": graph.fingerprint, "duration": report.seconds,
+            "gamma": gamma, "engine": engine.name, "fingerprint": graph.fingerprint, "link_version": version,
+            "duration": report.seconds,
             "documents": report.documents, "grouped": grouped, "ungrouped": report.ungrouped, "themes": report.themes,
             "levels": len(partition.levels), "min_size": conf.min_size, "jaccard_threshold": conf.jaccard_threshold,
             "random_seed": conf.random_seed, "next_theme": next_number, "changes": json.dumps(report.changes),

@@ -1,0 +1,79 @@
+"""The link version the document writer keeps moves whenever the document-level link graph does
+(so themes may trust it instead of reading every edge), and stays put when only text changes."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests.conftest import Neo4jService
+from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
+from worker.documents import link_version
+from worker.documents.loader import load
+from worker.themes.projection import document_graph
+
+pytestmark = pytest.mark.timeout(300)
+
+NAMES = [f"doc-{index}" for index in range(12)]
+
+
+def version(driver: Driver) -> int:
+    with driver.session(database="neo4j") as session:
+        return session.execute_read(link_version.current)
+
+
+def fingerprint(driver: Driver) -> str:
+    return document_graph(driver, "neo4j").fingerprint
+
+
+def page(name: str, targets: list[str], words: str = "") -> str:
+    return f"# {name}\n{words}\n" + "".join(f"- [{target}]({target}.md)\n" for target in targets)
+
+
+def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+    rng = random.Random(5)
+    links = {name: rng.sample(NAMES, 3) for name in NAMES[:8]}  # four names stay absent until created
+    for name, targets in links.items():
+        write(tmp_path, f"{name}.md", page(name, targets))
+    sync = make_sync(neo4j_service, graph, lib=tmp_path)
+    load(sync)
+    for step in range(40):
+        before_version, before_edges = version(graph), fingerprint(graph)
+        name = rng.choice(NAMES)
+        path = tmp_path / f"{name}.md"
+        action = rng.choice(["text", "add", "remove", "delete"] if path.exists() else ["create"])
+        if action == "text":
+            path.write_text(page(name, links[name], words=f"edit {step}"))
+        elif action in ("add", "create"):
+            links[name] = links.get(name, []) + [rng.choice(NAMES)]
+            path.write_text(page(name, links[name]))
+        elif action == "remove" and links[name]:
+            links[name] = links[name][1:]
+            path.write_text(page(name, links[name]))
+        elif action == "delete":
+            path.unlink()
+            links.pop(name)
+        sync.sync_path("lib", f"{name}.md")
+        moved, changed = version(graph) != before_version, fingerprint(graph) != before_edges
+        assert moved or not changed, f"step {step}: {action} {name} changed the edges but not the version"
+        if action == "text":
+            assert not moved, f"step {step}: a text-only edit moved the version"
+
+
+def test_isolated_documents_come_and_go_without_a_new_version(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+    write(tmp_path, "a.md", page("a", ["b"]))
+    write(tmp_path, "b.md", page("b", []))
+    sync = make_sync(neo4j_service, graph, lib=tmp_path)
+    load(sync)
+    start = version(graph)
+    write(tmp_path, "lonely.md", page("lonely", []))
+    sync.sync_path("lib", "lonely.md")
+    (tmp_path / "lonely.md").unlink()
+    sync.sync_path("lib", "lonely.md")
+    assert version(graph) == start
+    (tmp_path / "a.md").unlink()  # its link leaves with it
+    sync.sync_path("lib", "a.md")
+    assert version(graph) == start + 1

@@ -1,0 +1,75 @@
+"""The document-level link graph's version: a counter the writer bumps, in the transaction that
+changes it, whenever some document's outgoing document-to-document links change.
+
+Each Document keeps a signature of its outgoing links (target documents with counts); after a
+write, only the documents it touched are re-signed, so knowing whether the link graph changed
+costs O(changed documents). Themes compare one number instead of reading every edge.
+"""
+
+from __future__ import annotations
+
+from neo4j import ManagedTransaction
+
+from worker.graph.content import content_hash
+from worker.graph.schema import Label, Rel
+
+SOURCE_ID = "documents"  # the documents' Source node (see graph.freshness) carries the counter
+OUTGOING = f"""
+UNWIND $uris AS uri
+MATCH (d:{Label.DOCUMENT} {{uri: uri}})
+CALL (d) {{
+  CALL (d) {{
+    MATCH (d)-[:{Rel.LINKS_TO}]->(t) RETURN t
+    UNION ALL
+    MATCH (:{Label.SECTION} {{doc_uri: d.uri}})-[:{Rel.LINKS_TO}]->(t) RETURN t
+  }}
+  WITH d, CASE WHEN t:{Label.SECTION} THEN t.doc_uri ELSE t.uri END AS target
+  WHERE target <> d.uri
+  WITH target, count(*) AS links ORDER BY target
+  RETURN collect([target, links]) AS edges
+}}
+RETURN d.uri AS uri, d.link_signature AS stored, edges
+"""
+SIGN = f"""
+UNWIND $rows AS r
+MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
+SET d.link_signature = r.signature
+"""
+SIGNED = f"""
+UNWIND $uris AS uri
+MATCH (d:{Label.DOCUMENT} {{uri: uri}})
+WHERE d.link_signature IS NOT NULL AND d.link_signature <> $empty
+RETURN count(d) > 0 AS linked
+"""
+BUMP = f"""
+MERGE (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
+SET s.link_version = coalesce(s.link_version, 0) + 1
+"""
+CURRENT = f"MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}}) RETURN coalesce(s.link_version, 0) AS version"
+EMPTY = content_hash([])
+
+
+def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
+    """Re-sign these documents' outgoing links; bump the version if any signature changed."""
+    if not document_uris:
+        return False
+    changed = [
+        {"uri": record["uri"], "signature": signature}
+        for record in tx.run(OUTGOING, uris=sorted(document_uris))
+        if (signature := content_hash(record["edges"])) != (record["stored"] or EMPTY)
+    ]
+    if changed:
+        tx.run(SIGN, rows=changed).consume()
+        tx.run(BUMP).consume()
+    return bool(changed)
+
+
+def forgetting(tx: ManagedTransaction, document_uris: list[str]) -> None:
+    """Before deleting documents: their outgoing links leave the graph with them."""
+    if document_uris and tx.run(SIGNED, uris=document_uris, empty=EMPTY).single()["linked"]:
+        tx.run(BUMP).consume()
+
+
+def current(tx: ManagedTransaction) -> int:
+    record = tx.run(CURRENT).single()
+    return record["version"] if record else 0
