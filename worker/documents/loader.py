@@ -83,11 +83,13 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     stamp = time.monotonic()
 
     deferred: list[LinkRow] = []
+    written: set[str] = set()
     seen_uris: dict[str, str] = {}
     batch: list[PreparedDocument] = []
 
     def flush() -> None:
         outcome = sync.writer.write(batch, defer_links=True)
+        written.update(outcome.written)
         report.written += len(outcome.written)
         report.unchanged += len(outcome.unchanged)
         report.linked += outcome.linked
@@ -131,6 +133,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         report.unresolved += resolution.unresolved
         sync.record_duplicate_ids(resolution.duplicate_ids)
         progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
+    sync.writer.resign(written | {row.source_document for row in deferred})
     report.stage_seconds["links"] = time.monotonic() - stamp
 
     present = {(library.name, relpath) for library, relpath, _ in jobs}

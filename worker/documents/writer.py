@@ -41,6 +41,8 @@ class WriteReport:
         self.duplicate_ids.update(resolution.duplicate_ids)
 
 
+RESIGN_BATCH = 2000
+
 STORED_HASHES = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
@@ -322,14 +324,16 @@ class DocumentWriter:
                 return session.execute_write(self._write, records, defer_links)
 
     def resolve(self, rows: list[LinkRow]) -> Resolution:
+        """Resolve links deferred by `write`; `resign` the documents afterwards."""
         with self._session() as session:
-            return session.execute_write(self._resolve, rows)
+            return session.execute_write(resolve, rows)
 
-    @staticmethod
-    def _resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
-        resolution = resolve(tx, rows)
-        link_version.resign(tx, {row.source_document for row in rows})
-        return resolution
+    def resign(self, document_uris: set[str]) -> None:
+        """Re-sign documents' links after deferred resolution (see link_version), in batches."""
+        ordered = sorted(document_uris)
+        with self._session() as session:
+            for start in range(0, len(ordered), RESIGN_BATCH):
+                session.execute_write(link_version.resign, set(ordered[start : start + RESIGN_BATCH]))
 
     def delete(self, document_uris: list[str]) -> WriteReport:
         with self._session() as session:
@@ -447,7 +451,9 @@ class DocumentWriter:
             report.absorb(resolve(tx, recheck))
         else:
             report.absorb(resolve(tx, fresh_rows + recheck))
-        link_version.resign(tx, {doc.uri for doc in changed} | {row.source_document for row in recheck})
+        # Deferred links are resolved by the caller, which then re-signs the written documents once.
+        written = set() if defer_links else {doc.uri for doc in changed}
+        link_version.resign(tx, written | {row.source_document for row in recheck})
         if report.written:
             stamp(tx, "documents")
         return report
