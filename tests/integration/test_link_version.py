@@ -10,6 +10,7 @@ import pytest
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
+from tests.graph_dump import differences_from_files
 from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
 from worker.documents import link_version
 from worker.documents.loader import load
@@ -64,6 +65,8 @@ def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jSe
         assert moved or not changed, f"step {step}: {action} {name} changed the edges but not the version"
         if action == "text":
             assert not moved, f"step {step}: a text-only edit moved the version"
+    _, differences = differences_from_files(graph, sync.settings)
+    assert differences == 0, "signatures after edits differ from a fresh load's"
 
 
 def test_isolated_documents_come_and_go_without_a_new_version(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811

@@ -38,7 +38,7 @@ SET d.link_signature = r.signature
 SIGNED = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
-WHERE d.link_signature IS NOT NULL AND d.link_signature <> $empty
+WHERE d.link_signature IS NOT NULL
 RETURN count(d) > 0 AS linked
 """
 BUMP = f"""
@@ -46,7 +46,6 @@ MERGE (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
 SET s.link_version = coalesce(s.link_version, 0) + 1
 """
 CURRENT = f"MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}}) RETURN coalesce(s.link_version, 0) AS version"
-EMPTY = content_hash([])
 
 
 def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
@@ -54,9 +53,9 @@ def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
     if not document_uris:
         return False
     changed = [
-        {"uri": record["uri"], "signature": signature}
+        {"uri": record["uri"], "signature": signature}  # a document without links keeps no signature
         for record in tx.run(OUTGOING, uris=sorted(document_uris))
-        if (signature := content_hash(record["edges"])) != (record["stored"] or EMPTY)
+        if (signature := content_hash(record["edges"]) if record["edges"] else None) != record["stored"]
     ]
     if changed:
         tx.run(SIGN, rows=changed).consume()
@@ -66,7 +65,7 @@ def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
 
 def forgetting(tx: ManagedTransaction, document_uris: list[str]) -> None:
     """Before deleting documents: their outgoing links leave the graph with them."""
-    if document_uris and tx.run(SIGNED, uris=document_uris, empty=EMPTY).single()["linked"]:
+    if document_uris and tx.run(SIGNED, uris=document_uris).single()["linked"]:
         tx.run(BUMP).consume()
 
 
