@@ -36,6 +36,8 @@ def part_path(number: str) -> str:
     return f"parts/{part(number).system}/{slug(number)}.md"
 
 
+MARKDOWN_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")  # [text](href), as this generator writes links
+
 HTML_BULLETINS = ("network", "body-bcm")  # published as HTML, as some dealers' portals do
 
 
@@ -139,7 +141,7 @@ def as_html(markdown: str) -> str:
     """A bulletin as HTML (headings, paragraphs, lists and links), as some dealers' portals publish them."""
     body = []
     for line in markdown.splitlines():
-        line = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', line)
+        line = MARKDOWN_LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', line)
         if line.startswith("## "):
             body.append(f"<h2>{line[3:]}</h2>")
         elif line.startswith("# "):
@@ -162,8 +164,8 @@ def as_pdf(markdown: str) -> bytes:
         elif line.startswith("# "):
             lines.append(line[2:])
         elif line.strip():
-            links += [(0, href) for href in re.findall(r"\]\(([^)]+)\)", line)]
-            lines.append(re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", line))
+            links += [(0, match.group(2)) for match in MARKDOWN_LINK.finditer(line)]
+            lines.append(MARKDOWN_LINK.sub(r"\1", line))
     return make_pdf([lines], links=links)
 
 
