@@ -12,7 +12,7 @@ from pypdf import PdfReader
 from tests.corpora import PDF_SAMPLES
 from worker.documents.parsers.pdf.numbering import split_number
 from worker.documents.rules import DocumentRules
-from worker.documents.source import Skipped, build
+from worker.documents.source import DocumentRecord, Skipped, build
 
 RULES = DocumentRules.defaults()
 SLOWEST_SECONDS = 30  # the 117-page book parses in about 6 s here; a hang would not
@@ -54,12 +54,16 @@ EXPECTED: dict[str, tuple[str, str | None, int, int] | str] = {
 BOOKMARKED = ("006-pdflatex-outline/pdflatex-outline.pdf", "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf", "014-outlines/mistitled_outlines_example.pdf")
 
 
+def sample(relpath: str) -> DocumentRecord:
+    return build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
+
+
 def yields(relpath: str) -> tuple[str, str | None, int, int] | str:
     try:
-        record = build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
+        found = sample(relpath)
     except Skipped as skipped:
         return str(skipped)
-    return record.display_name, record.doc_id, len(record.sections), len(record.links) + sum(len(s.links) for s in record.sections)
+    return found.display_name, found.doc_id, len(found.sections), len(found.links) + sum(len(s.links) for s in found.sections)
 
 
 def test_every_sample_is_pinned() -> None:
@@ -82,20 +86,20 @@ def _outline_titles(items: list) -> list[str]:
 
 @pytest.mark.parametrize("relpath", BOOKMARKED)
 def test_bookmarked_pdfs_yield_their_outline_as_sections(relpath: str) -> None:
-    record = build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
+    record = sample(relpath)
     outline = _outline_titles(PdfReader(PDF_SAMPLES / relpath).outline)
     assert sorted(section.title for section in record.sections) == sorted(outline)
 
 def test_outline_sections_hold_the_text_under_their_headings() -> None:
     relpath = "006-pdflatex-outline/pdflatex-outline.pdf"
-    record = build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
+    record = sample(relpath)
     assert [section.title for section in record.sections] == ["Foo", "Bar", "Baz"] * 3
     assert all(section.text.startswith("Hello, here is some text") for section in record.sections)
 
 
 def test_mistitled_bookmarks_still_place_sections_where_their_destinations_point() -> None:
     relpath = "014-outlines/mistitled_outlines_example.pdf"
-    record = build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
+    record = sample(relpath)
     placed = [section for section in record.sections if section.text]
     assert [section.title for section in placed][:3] == ["Nineteenth", "Twentieth", "Twenty-first"]
     assert [section.text.split("\n")[0] for section in placed][:3] == ["1 Foo", "2 Bar", "3 Baz"]

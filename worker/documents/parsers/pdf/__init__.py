@@ -53,8 +53,9 @@ def parse(data: bytes, id_patterns: Sequence[re.Pattern[str]] = ()) -> ParsedFil
     located = _Pages(lines)
     marks = bookmarks.read(reader, destinations)
     starts = _bookmark_starts(located, marks) if marks else _numbered_starts(lines)
-    _fill(parsed, lines, starts)
-    _links(parsed, reader, destinations, located, starts)
+    sections = _Sections(parsed, starts)
+    _fill(parsed, lines, sections)
+    _links(parsed, reader, destinations, located, sections)
     _describe(parsed, reader, lines, starts, id_patterns)
     return parsed
 
@@ -135,26 +136,33 @@ def _numbered_starts(lines: list[Line]) -> list[_Start]:
     ]
 
 
-def _block_at(starts: list[_Start], keys: list[float], parsed: ParsedFile, at: float) -> Block:
-    position = bisect.bisect_right(keys, at) - 1
-    return starts[position].block if position >= 0 else parsed.preamble
+class _Sections:
+    """The block in force at any line: the last section started at or before it, else the preamble."""
+
+    def __init__(self, parsed: ParsedFile, starts: list[_Start]) -> None:
+        self.preamble = parsed.preamble
+        self.starts = starts
+        self.keys = [start.line for start in starts]
+
+    def at(self, line: float) -> Block:
+        position = bisect.bisect_right(self.keys, line) - 1
+        return self.starts[position].block if position >= 0 else self.preamble
 
 
-def _fill(parsed: ParsedFile, lines: list[Line], starts: list[_Start]) -> None:
-    parsed.blocks.extend(start.block for start in starts)
-    headings = {index for start in starts for index in start.heading_lines}
-    keys = [start.line for start in starts]
-    for index, line in enumerate(lines):
-        if index not in headings:
-            _block_at(starts, keys, parsed, index).text_parts.append(line.text)
+def _fill(parsed: ParsedFile, lines: list[Line], sections: _Sections) -> None:
+    parsed.blocks.extend(start.block for start in sections.starts)
+    headings = {index for start in sections.starts for index in start.heading_lines}
     seen_pages: set[int] = set()
-    for index, line in enumerate(lines):  # `#page=N`, as PDF viewers read it, lands where page N begins
-        if line.page not in seen_pages:
+    for index, line in enumerate(lines):
+        block = sections.at(index)
+        if index not in headings:
+            block.text_parts.append(line.text)
+        if line.page not in seen_pages:  # `#page=N`, as PDF viewers read it, lands where page N begins
             seen_pages.add(line.page)
-            _block_at(starts, keys, parsed, index).ids.append(f"page={line.page + 1}")
+            block.ids.append(f"page={line.page + 1}")
 
 
-def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pages: _Pages, starts: list[_Start]) -> None:
+def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pages: _Pages, sections: _Sections) -> None:
     found: list[link_annotations.PageLink] = []
     first_on_page: set[int] = set()
     for index, page in enumerate(reader.pages):
@@ -162,15 +170,13 @@ def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pa
         if links:
             first_on_page.add(len(found))
             found.extend(links)
-    keys = [start.line for start in starts]
     for link in link_annotations.merge_wrapped(found, first_on_page):
         href = link.href
         if link.jump is not None:
             anchor = link.name or _jump_anchor(link.jump)
-            _block_at(starts, keys, parsed, pages.line_at(link.jump)).ids.append(anchor)
+            sections.at(pages.line_at(link.jump)).ids.append(anchor)
             href = f"#{anchor}"
-        source = _block_at(starts, keys, parsed, pages.line_at(Point(link.page, link.top)))
-        source.links.append(RawLink(href, "", "pdf"))
+        sections.at(pages.line_at(Point(link.page, link.top))).links.append(RawLink(href, "", "pdf"))
 
 
 def _jump_anchor(point: Point) -> str:

@@ -2,8 +2,7 @@
 
 A line counts as furniture when it sits in a page's top or bottom band (its first or last two
 lines) and the same line, digits aside, recurs at the same height on at least half the pages
-(two at least);
-a bare page number ("7", "- 7 -", "Page 7 of 12", "vii") there is furniture on any page.
+(two at least); a bare page number ("7", "- 7 -", "Page 7 of 12", "vii") there is furniture on any page.
 """
 
 from __future__ import annotations
@@ -32,11 +31,12 @@ def _bands(page: list[Line]) -> list[Line]:
 
 def strip(pages: list[list[Line]]) -> list[list[Line]]:
     """Each page's lines without its running headers, footers and page numbers."""
-    repeats = Counter(key for page in pages for key in {_key(line) for line in _bands(page)})
+    bands = [_bands(page) for page in pages]
+    repeats = Counter(key for band in bands for key in {_key(line) for line in band})
     needed = max(2, (len(pages) + 1) // 2)
     kept = []
-    for page in pages:
-        band = {id(line) for line in _bands(page)}
+    for page, lines in zip(pages, bands, strict=True):
+        band = {id(line) for line in lines}
         kept.append([
             line for line in page
             if id(line) not in band or not (_PAGE_NUMBER.match(line.text) or repeats[_key(line)] >= needed)

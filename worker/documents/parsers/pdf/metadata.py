@@ -56,7 +56,6 @@ def declared(reader: PdfReader) -> tuple[str, str, str]:
     return (title if not id_title else "") or xmp_title, identifier, id_title
 
 
-
 def id_in_text(lines: Sequence[Line], patterns: Sequence[re.Pattern[str]]) -> str:
     for line in lines:
         for pattern in patterns:

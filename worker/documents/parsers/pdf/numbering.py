@@ -79,13 +79,14 @@ def _body_size(lines: list[Line]) -> float:
 def find(lines: list[Line]) -> dict[int, Numbered]:
     """The headings among `lines` (in reading order), by index."""
     candidates = {index: found for index, line in enumerate(lines) if (found := _candidate(line.text))}
-    toc_entries = Counter(lines[index].page for index, found in candidates.items() if _TOC_ENTRY.search(found.title))
+    ends_in_page_number = {index for index, found in candidates.items() if _TOC_ENTRY.search(found.title)}
+    toc_entries = Counter(lines[index].page for index in ends_in_page_number)
     body = _body_size(lines)
     headings: dict[int, Numbered] = {}
     previous: tuple[int, ...] | None = None
     for index, found in sorted(candidates.items()):
         line = lines[index]
-        if toc_entries[line.page] >= TOC_LINES and _TOC_ENTRY.search(found.title):
+        if index in ends_in_page_number and toc_entries[line.page] >= TOC_LINES:
             continue
         if body and line.size and line.size < body - 0.5:
             continue
