@@ -81,8 +81,9 @@ class DocumentSync:
         if not path.is_file() or not library.accepts(relpath):
             return self._remove(library, relpath)
         key = problem_key(library.name, relpath)
+        rules = self.rules
         try:
-            record = read(library, relpath, self.rules)
+            record = read(library, relpath, rules)
         except FileNotFoundError:
             return self._remove(library, relpath)
         except Skipped as skipped:
@@ -93,7 +94,7 @@ class DocumentSync:
         if stored is not None and stored != (library.name, relpath) and library.path(stored[1]).is_file():
             self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
             return "conflict"
-        prepared = prepare(record, self.rules.id_schemes, str(path))
+        prepared = prepare(record, rules.id_schemes, str(path))
         report = self.writer.write([prepared])
         self.settle(prepared, report)
         return "written" if report.written else "unchanged"
