@@ -118,12 +118,13 @@ def sql_command(ctx: Context, query: str, as_json: bool) -> None:
 @click.option("--limit", default=200, show_default=True, help="With --theme: members per page.")
 @click.option("--refresh", is_flag=True, help="Run themes now (the worker's own code path) before answering.")
 @click.option("--gamma", type=float, help="With --refresh: Leiden's resolution (default themes.gamma).")
+@click.option("--rebuild", is_flag=True, help="With --refresh: Leiden from scratch instead of updating the themes (ids kept by overlap).")
 @click.option("--watch", is_flag=True, help="Print again whenever a themes run changes them (Ctrl-C stops).")
 @json_option
 @pass_context
 def themes_command(
     ctx: Context, level: int, theme: str | None, cursor: str | None, limit: int, refresh: bool, gamma: float | None,
-    watch: bool, as_json: bool,
+    rebuild: bool, watch: bool, as_json: bool,
 ) -> None:
     """Themes: communities of documents that cite each other, with stable ids."""
     import time
@@ -131,16 +132,16 @@ def themes_command(
     from worker.themes.runner import ThemeRunner
     from worker.themes.schedule import exclusive_run
 
-    if gamma is not None and not refresh:
-        raise LakegraphError("--gamma applies to a run: add --refresh")
+    if (gamma is not None or rebuild) and not refresh:
+        raise LakegraphError("--gamma and --rebuild apply to a run: add --refresh")
     driver, where = connect(ctx.settings)
     with driver:
         shapes = Shapes(ctx.settings, driver, where.database)
         if refresh:
             with exclusive_run(ctx.settings):
-                report = ThemeRunner(ctx.settings, driver, where.database).run(force=True, gamma=gamma)
+                report = ThemeRunner(ctx.settings, driver, where.database).run(force=True, gamma=gamma, rebuild=rebuild)
             if not as_json:  # with --json the one JSON answer names the run
-                out.print(f"themes run {report.run_id}: {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
+                out.print(f"themes run {report.run_id}: {report.mode}, {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
         shown = None
         while True:
             result = shapes.themes(level, theme, cursor, limit)

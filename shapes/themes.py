@@ -22,15 +22,15 @@ from worker.graph.schema import Label, Rel
 
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.gamma AS gamma, r.levels AS levels,
-       r.duration AS duration
+RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.frontier AS frontier,
+       r.gamma AS gamma, r.levels AS levels, r.duration AS duration
 ORDER BY r.started DESC LIMIT 1
 """
 DOCUMENT_COUNT = f"MATCH (d:{Label.DOCUMENT}) RETURN count(d) AS n"
 THEMES_AT_LEVEL = f"""
 MATCH (t:{Label.THEME} {{level: $level}})
-RETURN t.id AS id, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets, t.central AS central,
-       t.crossovers AS crossovers
+RETURN t.id AS id, t.name AS name, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets,
+       t.central AS central, t.crossovers AS crossovers
 """
 THEME = f"MATCH (t:{Label.THEME} {{id: $theme}}) RETURN t.level AS level"
 MEMBERS_PAGE = f"""
@@ -39,11 +39,17 @@ WHERE d.uri > $after
 RETURN d.uri AS uri, d.displayName AS name ORDER BY uri LIMIT $limit
 """
 MAX_MEMBERS_PAGE = 1000
+RUN_FIELDS = """r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.gamma AS gamma,
+       r.documents AS documents, r.grouped AS grouped, r.themes AS themes, r.changes AS changes"""
 RUNS_SINCE = f"""
 MATCH (r:{Label.THEME_RUN}) WHERE r.started >= datetime($since)
-RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.gamma AS gamma, r.documents AS documents,
-       r.grouped AS grouped, r.themes AS themes, r.changes AS changes
+RETURN {RUN_FIELDS}
 ORDER BY r.started
+"""
+LATEST_RUNS = f"""
+MATCH (r:{Label.THEME_RUN})
+RETURN {RUN_FIELDS}
+ORDER BY r.started DESC LIMIT $count
 """
 
 
@@ -58,6 +64,7 @@ def cohesion(conductance: float) -> str:
 @dataclass(frozen=True)
 class ThemeView:
     id: str
+    name: str  # from its own metadata: the folder most members share, the titles of its top targets
     size: int
     share: float
     conductance: float
@@ -113,7 +120,7 @@ def themes(
         raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
     views = [
         ThemeView(
-            row["id"], row["size"], round(row["size"] / total, 4) if total else 0.0, row["conductance"], cohesion(row["conductance"]),
+            row["id"], row["name"] or row["id"], row["size"], round(row["size"] / total, 4) if total else 0.0, row["conductance"], cohesion(row["conductance"]),
             json.loads(row["top_targets"] or "[]"), json.loads(row["central"] or "[]"), json.loads(row["crossovers"] or "[]"),
         )
         for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
@@ -140,8 +147,16 @@ def theme_changes(driver: Driver, database: str, since: str) -> ThemeChangesResu
         datetime.fromisoformat(since)
     except ValueError:
         raise ShapeError(f"since must be an ISO date or time (2026-11-30, 2026-11-30T09:00:00Z), got {since!r}") from None
-    rows = driver.execute_query(RUNS_SINCE, since=since, database_=database).records
-    return ThemeChangesResult(since, [{**dict(row), "changes": json.loads(row["changes"] or "{}")} for row in rows])
+    return ThemeChangesResult(since, _runs(driver.execute_query(RUNS_SINCE, since=since, database_=database).records))
+
+
+def latest_changes(driver: Driver, database: str, count: int) -> list[dict]:
+    """The latest `count` runs with their changes, newest first."""
+    return _runs(driver.execute_query(LATEST_RUNS, count=count, database_=database).records)
+
+
+def _runs(rows: list) -> list[dict]:
+    return [{**dict(row), "changes": json.loads(row["changes"] or "{}")} for row in rows]
 
 
 def render(result: ThemesResult) -> str:
@@ -150,9 +165,11 @@ def render(result: ThemesResult) -> str:
               f"{shown} at level {result.level}")
     if result.run is None:
         return header + "\n(no themes run yet: `lakegraph themes --refresh`)"
-    lines = [header, f"run {result.run['id']} ({result.run['engine']}, gamma {result.run['gamma']}, {result.run['duration']} s)"]
+    run = result.run
+    how = f"update, {run['frontier']} documents free to move" if run["mode"] == "update" else "Leiden from scratch"
+    lines = [header, f"run {run['id']} ({how}; {run['engine']}, gamma {run['gamma']}, {run['duration']} s)"]
     for view in result.themes:
-        lines.append(f"\n{view.id}  {view.size} documents ({view.share:.0%})  cohesion {view.conductance:.2f} ({view.cohesion})")
+        lines.append(f"\n{view.id}  {view.name}\n  {view.size} documents ({view.share:.0%})  cohesion {view.conductance:.2f} ({view.cohesion})")
         if view.top_targets:
             lines.append("  converge on: " + ", ".join(f"{target['uri']} ({target['cited_by']})" for target in view.top_targets))
         lines.append("  central: " + ", ".join(f"{member['uri']} ({member['links']})" for member in view.central))

@@ -1,13 +1,17 @@
-"""The page authors watch: the current themes and a picture of the theme graph, updated by itself
-(server-sent events) whenever a themes run changes anything, with the change shown as it lands.
+"""The page authors watch: the current themes, each named from its own metadata and drawn in its
+own colour, the links between themes with their weights, a theme's members on demand, the latest
+change highlighted (what was born, grew, split or merged, which documents moved and from where) and
+the change history as a timeline — updated by itself (server-sent events) whenever a run lands.
 
 `/themes` serves the page (opened once with `?token=`, it keeps the token as an HttpOnly cookie),
-`/themes/events` streams one event per new run (the themes shape's JSON plus that run's changes),
-`/themes/graph.svg` draws themes as circles sized by documents, joined by their crossover links.
+`/themes/events` streams one event per new run (the themes shape's JSON, that run's changes, the
+timeline and the colours), `/themes/graph.svg` draws the themes as circles sized by documents,
+joined by lines as thick as their crossover links, the themes the latest run touched ringed.
 """
 
 from __future__ import annotations
 
+import colorsys
 import json
 import math
 from collections.abc import AsyncIterator
@@ -20,17 +24,37 @@ from starlette.routing import Route
 
 from shapes.http_api import COOKIE, PAGE_PATH
 from shapes.service import Shapes
-from shapes.themes import ThemesResult, theme_changes
+from shapes.themes import ThemesResult, latest_changes
 from worker.graph.schema import Label
+from worker.themes.identity import theme_number
 
 LATEST_RUN_ID = f"MATCH (r:{Label.THEME_RUN}) RETURN r.id AS id ORDER BY r.started DESC LIMIT 1"
 POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
+TIMELINE_RUNS = 20
 SIZE = 640
+HIGHLIGHT = "#ff9800"  # the latest change: rings in the picture, marks on the cards and moves
+LABEL_CHARACTERS = 30
 
 
-def svg(result: ThemesResult) -> str:
-    """Themes on a circle, area proportional to size; lines weighted by crossover links."""
+def colour(theme_id: str) -> str:
+    """One colour per theme, kept with its id: hues a golden angle apart, so neighbours differ."""
+    red, green, blue = colorsys.hls_to_rgb((theme_number(theme_id) * 0.381966) % 1.0, 0.55, 0.6)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+
+
+def touched(changes: dict | None) -> set[str]:
+    """Themes the latest run changed: born, grown, shrunk, merged into, split from, moved to or from."""
+    if not changes:
+        return set()
+    found = set(changes.get("born", [])) | set(changes.get("grew", {})) | set(changes.get("shrank", {}))
+    found |= set(changes.get("merged", {})) | {new for news in changes.get("split", {}).values() for new in news}
+    return found | {theme for move in changes.get("moved", []) for theme in (move["from"], move["to"]) if theme}
+
+
+def svg(result: ThemesResult, changed: set[str] = frozenset()) -> str:
+    """Themes on a circle, area proportional to size, in their colours; lines as heavy as their
+    crossover links, each labelled with its count; the themes of the latest change ringed."""
     count = max(len(result.themes), 1)
     centre, ring = SIZE / 2, SIZE / 2 - 90
     place = {
@@ -48,13 +72,15 @@ def svg(result: ThemesResult) -> str:
             drawn.add(pair)
             (x1, y1), (x2, y2) = place[view.id], place[crossover["theme"]]
             width = 1 + math.log1p(crossover["links"])
-            parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999" stroke-width="{width:.1f}"/>')
+            parts.append(f'<g class="edge" data-themes="{escape(" ".join(pair))}"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999" stroke-width="{width:.1f}"/>'
+                         f'<text class="weight" x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 4:.1f}" text-anchor="middle" fill="#555">{crossover["links"]}</text></g>')
     for view in result.themes:
         x, y = place[view.id]
         radius = 12 + 48 * math.sqrt(view.size / largest)
-        shade = int(60 + 150 * min(view.conductance, 1.0))
-        parts.append(f'<g class="theme" data-id="{escape(view.id)}"><circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="rgb({shade},{shade + 20},220)" stroke="#335"/>'
-                     f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle">{escape(view.id)} · {view.size}</text></g>')
+        ringed = f' stroke="{HIGHLIGHT}" stroke-width="6"' if view.id in changed else ' stroke="#335"'
+        label = view.name if len(view.name) <= LABEL_CHARACTERS else view.name[: LABEL_CHARACTERS - 1] + "…"
+        parts.append(f'<g class="theme" data-id="{escape(view.id)}"><circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="{colour(view.id)}"{ringed}/>'
+                     f'<text x="{x:.1f}" y="{y + radius + 16:.1f}" text-anchor="middle">{escape(view.id)} · {escape(label)} · {view.size}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -64,17 +90,28 @@ PAGE = """<!doctype html>
 <style>
  body { font-family: sans-serif; margin: 2rem; color: #223; }
  #layout { display: flex; gap: 2rem; align-items: flex-start; }
- #change { padding: .6rem 1rem; background: #fff6d6; border: 1px solid #e7c75b; margin-bottom: 1rem; }
- .theme-card { border: 1px solid #ccd; padding: .5rem 1rem; margin-bottom: .6rem; }
+ #themes { flex: 1; min-width: 28rem; }
+ #change { padding: .6rem 1rem; background: #fff6d6; border: 2px solid HIGHLIGHT; margin-bottom: 1rem; }
+ #change .move { background: HIGHLIGHT; color: #000; padding: 0 .3rem; margin: .2rem 0; }
+ .theme-card { border: 1px solid #ccd; border-left: 10px solid var(--colour); padding: .5rem 1rem; margin-bottom: .6rem; }
+ .theme-card.changed { outline: 3px solid HIGHLIGHT; }
+ .theme-card h3 { margin: .2rem 0; }
  .uri { font-family: monospace; font-size: 90%; }
+ .members { margin: .3rem 0 0 1rem; }
+ #timeline li { margin-bottom: .3rem; }
 </style></head>
 <body>
 <h1>Themes</h1>
 <div id="header">waiting for the first themes run…</div>
 <div id="change" hidden></div>
-<div id="layout"><div id="themes"></div><img id="graph" alt="theme graph" src="/themes/graph.svg"></div>
+<div id="layout"><div id="themes"></div><div id="graph" role="img" aria-label="theme graph"></div></div>
+<h2>Timeline</h2>
+<ol id="timeline"></ol>
 <script>
 const text = (tag, content, cls) => { const el = document.createElement(tag); el.textContent = content; if (cls) el.className = cls; return el; };
+let names = {};
+const opened = new Set();  // themes whose members the reader opened: kept open across updates
+const named = (id) => id ? id + " " + (names[id] || "") : "ungrouped";
 function describe(changes) {
   const parts = [];
   if (changes.born && changes.born.length) parts.push("born " + changes.born.join(", "));
@@ -83,36 +120,70 @@ function describe(changes) {
   for (const [theme, from] of Object.entries(changes.merged || {})) parts.push(theme + " merged from " + from.join(", "));
   for (const [theme, n] of Object.entries(changes.grew || {})) parts.push(theme + " grew by " + n);
   for (const [theme, n] of Object.entries(changes.shrank || {})) parts.push(theme + " shrank by " + n);
-  for (const move of (changes.moved || [])) parts.push("moved " + move.document + ": " + (move.from || "ungrouped") + " → " + (move.to || "ungrouped"));
   return parts;
+}
+async function members(theme, box, cursor) {
+  const query = new URLSearchParams({theme: theme, limit: "50"});
+  if (cursor) query.set("cursor", cursor);
+  const answer = await (await fetch("/v1/themes?" + query)).json();
+  const page = answer.members;
+  if (!cursor) box.replaceChildren();
+  box.querySelector("button.more")?.remove();
+  for (const member of page.members) box.append(text("div", (member.name || member.uri) + "  " + member.uri, "uri member"));
+  if (page.next_cursor) {
+    const more = text("button", "more (" + page.total + " in all)", "more");
+    more.onclick = () => members(theme, box, page.next_cursor);
+    box.append(more);
+  }
 }
 function show(data) {
   const t = data.themes;
+  names = Object.fromEntries(t.themes.map(theme => [theme.id, theme.name]));
   document.getElementById("header").textContent =
     t.documents + " documents = " + t.grouped + " grouped + " + t.ungrouped + " ungrouped; " + t.themes.length + " themes" +
-    (t.run ? " (run " + t.run.id + ", " + t.run.engine + ")" : "");
+    (t.run ? " (run " + t.run.id + ", " + (t.run.mode === "update" ? "update, " + t.run.frontier + " documents free to move" : "Leiden from scratch") + ", " + t.run.engine + ")" : "");
+  const changed = new Set(data.touched);
   const list = document.getElementById("themes");
   list.replaceChildren();
   for (const theme of t.themes) {
     const card = document.createElement("div");
-    card.className = "theme-card"; card.dataset.id = theme.id;
-    card.append(text("h3", theme.id + " — " + theme.size + " documents (" + Math.round(theme.share * 100) + "%), cohesion " + theme.conductance.toFixed(2) + " (" + theme.cohesion + ")"));
+    card.className = "theme-card" + (changed.has(theme.id) ? " changed" : ""); card.dataset.id = theme.id;
+    card.style.setProperty("--colour", data.colours[theme.id]);
+    card.append(text("h3", theme.id + " · " + theme.name, "name"));
+    card.append(text("div", theme.size + " documents (" + Math.round(theme.share * 100) + "%), cohesion " + theme.conductance.toFixed(2) + " (" + theme.cohesion + ")"));
     card.append(text("div", "converge on: " + theme.top_targets.map(x => x.uri + " (" + x.cited_by + ")").join(", "), "uri"));
     card.append(text("div", "central: " + theme.central.map(x => x.uri + " (" + x.links + ")").join(", "), "uri"));
-    for (const c of theme.crossovers) card.append(text("div", "↔ " + c.theme + " via " + c.document + " (" + c.links + " links)", "uri"));
+    for (const c of theme.crossovers) card.append(text("div", "↔ " + named(c.theme) + " via " + c.document + " (" + c.links + " links)", "uri"));
+    const box = text("div", "", "members");
+    const open = text("button", "members", "open");
+    open.onclick = () => { opened.add(theme.id); members(theme.id, box, null); };
+    card.append(open, box);
     list.append(card);
+    if (opened.has(theme.id)) members(theme.id, box, null);
   }
-  const parts = data.changes ? describe(data.changes) : [];
   const banner = document.getElementById("change");
-  banner.hidden = parts.length === 0;
-  banner.textContent = parts.length ? "Latest change: " + parts.join("; ") : "";
-  document.getElementById("graph").src = "/themes/graph.svg?run=" + encodeURIComponent(t.run ? t.run.id : "none");
+  const parts = data.changes ? describe(data.changes) : [];
+  const moved = data.changes ? (data.changes.moved || []) : [];
+  banner.replaceChildren();
+  banner.hidden = parts.length === 0 && moved.length === 0;
+  if (!banner.hidden) banner.append(text("div", "Latest change: " + (parts.join("; ") || "documents moved")));
+  for (const move of moved.slice(0, 20)) banner.append(text("div", "moved " + move.document + ": " + named(move.from) + " → " + named(move.to), "move"));
+  if (moved.length > 20) banner.append(text("div", "+" + (moved.length - 20) + " more moved"));
+  const timeline = document.getElementById("timeline");
+  timeline.replaceChildren();
+  for (const run of data.timeline) {
+    const moves = (run.changes.moved || []).length;
+    timeline.append(text("li", run.started + " · " + run.themes + " themes, " + run.grouped + "/" + run.documents + " grouped · " +
+      (describe(run.changes).join("; ") || "no theme changed") + (moves ? "; " + moves + " moved" : "")));
+  }
+  fetch("/themes/graph.svg?run=" + encodeURIComponent(t.run ? t.run.id : "none"))
+    .then(answer => answer.text()).then(picture => { document.getElementById("graph").innerHTML = picture; });
 }
 const events = new EventSource("/themes/events");
 events.addEventListener("themes", (event) => show(JSON.parse(event.data)));
 </script>
 </body></html>
-"""
+""".replace("HIGHLIGHT", HIGHLIGHT)
 
 
 def routes(shapes: Shapes) -> list[Route]:
@@ -130,12 +201,12 @@ def routes(shapes: Shapes) -> list[Route]:
 
     def snapshot() -> dict:
         answer = shapes.themes(0)
-        run = answer.result.run
-        changes = None
-        if run is not None:
-            runs = theme_changes(shapes.driver, shapes.database, run["started"]).runs
-            changes = runs[-1]["changes"] if runs else None
-        return {"themes": answer.data(), "changes": changes}
+        timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS)
+        changes = timeline[0]["changes"] if timeline else None
+        return {
+            "themes": answer.data(), "changes": changes, "touched": sorted(touched(changes)), "timeline": timeline,
+            "colours": {view.id: colour(view.id) for view in answer.result.themes},
+        }
 
     async def events(request: Request) -> StreamingResponse:
         async def stream() -> AsyncIterator[str]:
@@ -158,8 +229,11 @@ def routes(shapes: Shapes) -> list[Route]:
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
+    def picture() -> str:
+        latest = latest_changes(shapes.driver, shapes.database, 1)
+        return svg(shapes.themes(0).result, touched(latest[0]["changes"] if latest else None))
+
     async def graph(request: Request) -> Response:
-        result = (await anyio.to_thread.run_sync(lambda: shapes.themes(0))).result
-        return Response(svg(result), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+        return Response(await anyio.to_thread.run_sync(picture), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
 
     return [Route(PAGE_PATH, page), Route(f"{PAGE_PATH}/events", events), Route(f"{PAGE_PATH}/graph.svg", graph)]

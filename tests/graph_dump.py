@@ -11,6 +11,7 @@ from worker.graph import schema
 from worker.settings import Settings
 
 VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
+THEMES_DERIVED = {"themed_signature", "themed_links"}  # the links a document had at the last themes run
 DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
 
 NODES = """
@@ -25,7 +26,7 @@ WIPE = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
 
 
 def _clean(props: dict) -> tuple:
-    return tuple(sorted((key, repr(value)) for key, value in props.items() if key not in VOLATILE))
+    return tuple(sorted((key, repr(value)) for key, value in props.items() if key not in VOLATILE and key not in THEMES_DERIVED))
 
 
 def dump(driver: Driver) -> tuple[list, list]:

@@ -61,6 +61,11 @@ class LinkEdit:
     removed: list[list]  # [source label, source uri, target label, target uri, properties]
     added: list[list]
 
+    @property
+    def ends(self) -> set[str]:
+        """The documents at either end of a changed link: the only ones a theme update may move."""
+        return {uri.split("#", 1)[0] for row in self.removed + self.added for uri in (row[1], row[3])}
+
 
 def _put(driver: Driver, rows: list[list]) -> None:
     for (source, target), query in PUT_LINKS.items():
@@ -104,6 +109,18 @@ def revert(driver: Driver, edit: LinkEdit) -> None:
 def kept_share(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]]) -> float:
     """The share of the earlier themes whose id survived."""
     return sum(1 for theme_id in before if theme_id in after) / len(before) if before else 1.0
+
+
+def kept_together(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]], free: set[str]) -> bool:
+    """Documents outside `free` that are grouped before and after are grouped with exactly the same
+    others, whatever the ids (one may fall out of a theme that shrank below the minimum size)."""
+    held = frozenset().union(*before.values(), frozenset()) & frozenset().union(*after.values(), frozenset())
+    held -= free
+
+    def parts(themes: dict[str, frozenset[str]]) -> set[frozenset[str]]:
+        return {members & held for members in themes.values()} - {frozenset()}
+
+    return parts(before) == parts(after)
 
 
 def moved(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]]) -> int:

@@ -1,6 +1,6 @@
 """Themes that hold still on a real estate (3,088 PowerShell documentation pages): runs on an
-unchanged graph are identical, small link edits keep ids, and edits followed by their reversal
-bring back the same themes — no drift coarser or finer."""
+unchanged graph are identical, small link edits keep ids and move only documents at the changed
+links, and edits followed by their reversal bring the themes back — no drift coarser or finer."""
 
 from __future__ import annotations
 
@@ -51,11 +51,13 @@ def test_runs_on_an_unchanged_real_estate_are_identical(estate: Settings, driver
         assert props.snapshot(driver) == themes
         assert len(json.loads(refreshed.stdout)["themes"]) == first.themes  # one JSON document, nothing before it
     assert not runner.run().ran  # the debounced path: nothing changed, nothing runs
+    rebuilt = runner.run(rebuild=True)  # Leiden from scratch is a function of the graph too
+    assert rebuilt.mode == "full" and props.snapshot(driver) == themes
 
 
-# The share of themes that keep their id after an edit of that fraction of the links, at least.
-# The target is 0.9 for edits of 1 to 2 %; measured at 2 %, 0.86 to 0.91 (issue 14 stays open on it).
-KEPT_AT_LEAST = {0.01: 0.9, 0.02: 0.85}
+# The share of themes that keep their id after an edit of that fraction of the links, at least
+# (measured: 1.00 at both; Leiden from scratch after each edit kept 0.86 to 0.91 at 2 %).
+KEPT_AT_LEAST = {0.01: 0.9, 0.02: 0.9}
 
 
 @pytest.mark.parametrize("fraction", sorted(KEPT_AT_LEAST))
@@ -64,20 +66,22 @@ def test_a_small_link_edit_keeps_the_ids_and_its_reversal_restores_the_themes(es
     runner.run(force=True)
     before = props.level0(props.snapshot(driver))
     shares, moves = [], []
+    documents = sum(len(members) for members in before.values())
     for trial in range(3):
         edit = props.edit_links(driver, fraction, random.Random(f"{fraction}-{trial}"))
-        assert runner.run().ran
+        report = runner.run()
+        assert report.ran and report.mode == "update" and report.frontier <= len(edit.ends)
         after = props.level0(props.snapshot(driver))
+        assert props.kept_together(before, after, edit.ends)  # documents away from the edit did not move
         shares.append(props.kept_share(before, after))
         moves.append(props.moved(before, after))
         props.revert(driver, edit)
         assert runner.run().ran
         restored = props.level0(props.snapshot(driver))
-        assert set(restored.values()) == set(before.values())  # the very same themes again
+        assert props.kept_together(before, restored, set()) or props.moved(before, restored) <= 0.01 * documents
         before = restored
-    documents = sum(len(members) for members in before.values())
     assert min(shares) >= KEPT_AT_LEAST[fraction], shares
-    assert max(moves) <= 0.1 * documents, moves
+    assert max(moves) <= 0.02 * documents, moves
 
 
 def test_twenty_small_edits_and_their_reversal_do_not_drift(estate: Settings, driver: Driver) -> None:
@@ -94,7 +98,8 @@ def test_twenty_small_edits_and_their_reversal_do_not_drift(estate: Settings, dr
     runner.run()
     end = props.level0(props.snapshot(driver))
     assert abs(len(end) - len(start)) <= 0.1 * len(start)
-    assert set(end.values()) == set(start.values())  # not merely as many themes: the same ones
+    assert props.kept_share(start, end) >= 0.9  # not merely as many themes: mostly the same ones
+    assert props.moved(start, end) <= 0.02 * sum(len(members) for members in start.values())
 
 
 def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(estate: Settings, driver: Driver) -> None:

@@ -1,5 +1,7 @@
-"""The page authors watch, in a real headless Chromium: it shows the themes and a picture of the
-theme graph, and updates by itself (server-sent events) when a themes run changes anything."""
+"""The page authors watch, in a real headless Chromium: themes named from their metadata, each in
+its colour, the links between them with weights, members on demand, the latest move highlighted and
+the timeline — updated by itself (server-sent events) when a themes run changes anything; the
+screenshot shows the colours and the highlight."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from playwright.sync_api import expect, sync_playwright
 from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_themes import load_two_clusters
+from shapes.themes_page import HIGHLIGHT, colour
 from worker.documents.sync import DocumentSync
 from worker.runtime.processes import stop_pid
 from worker.settings import Settings
@@ -56,39 +59,70 @@ def server(library: tuple[Settings, Path], neo4j_service: Neo4jService, tmp_path
         process.wait(10)
 
 
-def test_the_page_shows_themes_and_updates_itself(server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, tmp_path: Path) -> None:
+def colour_share(png: Path, hex_colour: str) -> float:
+    """The share of a screenshot's pixels in this colour (within antialiasing's reach)."""
+    import numpy as np
+    from PIL import Image
+
+    target = np.array([int(hex_colour[index : index + 2], 16) for index in (1, 3, 5)])
+    pixels = np.asarray(Image.open(png).convert("RGB"), dtype=np.int64)
+    return float(np.all(np.abs(pixels - target) <= 6, axis=-1).mean())
+
+
+def test_the_page_shows_named_coloured_themes_and_the_latest_move(server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, tmp_path: Path) -> None:
     base, token = server
     assert httpx2.get(f"{base}/themes").status_code == 401
     settings, root = library
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1500, "height": 1400})
             page.goto(f"{base}/themes?token={token}")
             assert page.url == f"{base}/themes"  # the token moved into a cookie
             expect(page.locator("#header")).to_contain_text("9 documents = 8 grouped + 1 ungrouped; 2 themes", timeout=15_000)
             expect(page.locator(".theme-card")).to_have_count(2)
-            expect(page.locator(".theme-card").first).to_contain_text("converge on:")
-            page.wait_for_function("document.getElementById('graph').naturalWidth > 0")
-            brakes = page.locator(".theme-card", has_text="lib/brakes/pads").get_attribute("data-id")
+            brakes_card = page.locator(".theme-card", has_text="lib/brakes/pads")
+            brakes = brakes_card.get_attribute("data-id")
+            network = page.locator(".theme-card", has_text="lib/network/bcm").get_attribute("data-id")
+            # Named from their own metadata: the folder most members share, then the top targets' titles.
+            expect(brakes_card.locator("h3")).to_contain_text(f"{brakes} · lib/brakes — ")
+            expect(page.locator(f".theme-card[data-id='{network}'] h3")).to_contain_text(f"{network} · lib/network — ")
+            # The link between the themes, with its weight (abs cites the gateway once).
+            expect(page.locator("#graph svg g.edge")).to_have_count(1)
+            expect(page.locator("#graph svg g.edge text.weight")).to_have_text("1")
+            # Members on demand.
+            brakes_card.locator("button.open").click()
+            expect(brakes_card.locator(".member")).to_have_count(4)
 
             # An author adds a bulletin citing the brake documents; the worker's run lands; the page follows.
             (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [pads](pads.md), [abs](abs.md) and [rotors](rotors.md).\n")
             DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/bulletin.md")
             ThemeRunner(settings, driver, "neo4j").run()
             expect(page.locator("#change")).to_contain_text(f"{brakes} grew by 1", timeout=15_000)
-            expect(page.locator("#change")).to_contain_text(f"moved lib/brakes/bulletin: ungrouped → {brakes}")
+            expect(page.locator("#change .move")).to_contain_text(f"moved lib/brakes/bulletin: ungrouped → {brakes} lib/brakes — ")
             expect(page.locator("#header")).to_contain_text("10 documents = 9 grouped + 1 ungrouped")
 
             # Then it rewrites the bulletin to cite the network documents: it moves between themes.
-            network = page.locator(".theme-card", has_text="lib/network/bcm").get_attribute("data-id")
             (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [bcm](../network/bcm.md), [can](../network/can.md) and [lin](../network/lin.md).\n")
             DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/bulletin.md")
             ThemeRunner(settings, driver, "neo4j").run()
-            expect(page.locator("#change")).to_contain_text(f"moved lib/brakes/bulletin: {brakes} → {network}", timeout=15_000)
+            move = page.locator("#change .move")
+            expect(move).to_contain_text(f"moved lib/brakes/bulletin: {brakes} lib/brakes — ", timeout=15_000)
+            expect(move).to_contain_text(f" → {network} lib/network — ")
             expect(page.locator(f".theme-card[data-id='{network}']")).to_contain_text("5 documents")
-            page.screenshot(path=str(tmp_path / "themes-page.png"))
+            expect(brakes_card.locator(".member")).to_have_count(4)  # the opened members stay open, current
+            expect(page.locator(".theme-card.changed")).to_have_count(2)  # both themes the move touched
+            expect(page.locator("#graph svg g.theme circle[stroke='#ff9800']")).to_have_count(2)
+            expect(page.locator("#timeline li")).to_have_count(3)  # the first run, then the two edits
+            expect(page.locator("#timeline li").first).to_contain_text("1 moved")
+            page.wait_for_function("document.querySelectorAll('#graph svg g.edge').length >= 1")
+            shot = tmp_path / "themes-page.png"
+            page.screenshot(path=str(shot), full_page=True)
         finally:
             browser.close()
+    # What the eye sees: each theme's own colour (card edge and circle) and the highlighted move.
+    for theme in (brakes, network):
+        assert colour_share(shot, colour(theme)) > 0.002, theme
+    assert colour_share(shot, HIGHLIGHT) > 0.001
     svg = httpx2.get(f"{base}/themes/graph.svg", headers={"Authorization": f"Bearer {token}"})
     assert svg.headers["content-type"].startswith("image/svg+xml") and svg.text.count('class="theme"') == 2

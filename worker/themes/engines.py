@@ -7,8 +7,8 @@ membership broke both: each run started from the last one's result and drifted f
 3,088-page estate, 41 themes became 2 on the next unchanged run.) Ids stay stable across runs by
 matching memberships afterwards (`identity.assign_ids`). Both return membership per level with
 conductance per community.
-GDS scores the final level's conductance itself and gives the finer intermediate levels for
-zooming (scored with the same formula here); every projection is dropped, also when the run fails.
+GDS gives the finer intermediate levels for zooming in the same run; conductance is scored here
+with GDS's formula; every projection is dropped, also when the run fails.
 """
 
 from __future__ import annotations
@@ -38,21 +38,7 @@ RETURN g.nodeCount AS nodes
 # kept for zooming. Stopped after three levels, as it once was, the final level was not converged
 # and a 1 % link edit cost one theme in six its id on a real estate; converged, one in thirty.
 LEIDEN_CONFIG = "relationshipWeightProperty: 'weight', gamma: $gamma, randomSeed: $random_seed, concurrency: 1"
-# Level 0 (the final level) is mutated into the projection so GDS can score it.
-LEIDEN_MUTATE = f"""
-CALL gds.leiden.mutate($name, {{{LEIDEN_CONFIG}, mutateProperty: 'community'}})
-YIELD ranLevels RETURN ranLevels
-"""
-FINAL_LEVEL = """
-CALL gds.graph.nodeProperty.stream($name, 'community') YIELD nodeId, propertyValue
-RETURN collect([gds.util.asNode(nodeId).uri, propertyValue]) AS membership
-"""
-CONDUCTANCE = """
-CALL gds.conductance.stream($name, {communityProperty: 'community', relationshipWeightProperty: 'weight', concurrency: 1})
-YIELD community, conductance
-RETURN collect([community, conductance]) AS scores
-"""
-# The finer levels for zooming.
+# One run gives every level: the final one last in each chain, the finer ones before it.
 LEIDEN_LEVELS = f"""
 CALL gds.leiden.stream($name, {{{LEIDEN_CONFIG}, includeIntermediateCommunities: true}})
 YIELD nodeId, intermediateCommunityIds
@@ -93,18 +79,11 @@ class GdsEngine:
         try:
             rows = [[ids[a], ids[b], weight] for (a, b), weight in sorted(graph.edges.items())]
             self.driver.execute_query(PROJECT, name=name, rows=rows, database_=self.database)
-            self._run(LEIDEN_MUTATE, **params)
-            final = dict(self._run(FINAL_LEVEL, name=name)[0]["membership"])
-            scores = {community: round(value, 6) for community, value in self._run(CONDUCTANCE, name=name)[0]["scores"]}
-            levels, conductances = [final], [scores]
-            if max_levels > 1:
-                stacked = dict(self._run(LEIDEN_LEVELS, **params)[0]["levels"])
-                depth = min(len(chain) for chain in stacked.values())
-                # GDS lists the finest first and the final level last: the next coarsest after it first
-                for level in range(depth - 2, max(-1, depth - 1 - max_levels), -1):
-                    membership = {uri: chain[level] for uri, chain in stacked.items()}
-                    levels.append(membership)
-                    conductances.append(conductance(graph.edges, membership))
+            stacked = dict(self._run(LEIDEN_LEVELS, **params)[0]["levels"])
+            depth = min(len(chain) for chain in stacked.values())
+            # GDS lists the finest first and the final level last: the final level, then coarsest first
+            levels = [{uri: chain[level] for uri, chain in stacked.items()} for level in range(depth - 1, max(-1, depth - 1 - max_levels), -1)]
+            conductances = [conductance(graph, membership) for membership in levels]
             return Partition(levels, conductances, self.name)
         except (ClientError, KeyError) as err:
             raise LakegraphError(f"GDS Leiden failed: {getattr(err, 'message', None) or err}") from None
@@ -133,4 +112,4 @@ class LeidenalgEngine:
             seed=random_seed, n_iterations=-1,
         )
         membership = {uri: int(found.membership[index[uri]]) for uri in nodes}
-        return Partition([membership], [conductance(graph.edges, membership)], self.name)
+        return Partition([membership], [conductance(graph, membership)], self.name)

@@ -23,9 +23,13 @@ def assign_ids(
 
     An optimal assignment, unlike a greedy one, does not let one large overlap take an id that two
     other pairs needed. Communities are ordered by their first member and themes by id first, so
-    the same inputs always give the same ids; new communities get fresh numbers in that order."""
-    ordered = sorted(communities, key=min)
-    olds = sorted(previous, key=lambda theme: theme_number(theme.id))
+    the same inputs always give the same ids; new communities get fresh numbers in that order.
+    A community with exactly a previous theme's members keeps its id at once (Jaccard 1 is the
+    best any pair can do): after an update most do, and only the rest are matched."""
+    same = {theme.members: theme.id for theme in previous}
+    kept = {same[members]: members for members in communities if members in same}
+    ordered = sorted((members for members in communities if members not in same), key=min)
+    olds = sorted((theme for theme in previous if theme.id not in kept), key=lambda theme: theme_number(theme.id))
     overlap = np.zeros((len(ordered), len(olds)))
     owners: dict[str, list[int]] = defaultdict(list)
     for column, old in enumerate(olds):
@@ -40,7 +44,7 @@ def assign_ids(
         for row, column in zip(*linear_sum_assignment(overlap, maximize=True), strict=True):
             if overlap[row, column] >= threshold:
                 named[row] = olds[column].id
-    themes: dict[str, frozenset[str]] = {}
+    themes = dict(kept)
     for row, members in enumerate(ordered):
         if row not in named:
             named[row] = f"T{next_number}"

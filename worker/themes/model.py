@@ -3,8 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from worker.graph.content import content_hash
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EdgeArrays:
+    """The undirected edges as positions in `DocumentGraph.linked`, for whole-graph arithmetic."""
+
+    a: np.ndarray
+    b: np.ndarray
+    weight: np.ndarray
+
+
+@dataclass(frozen=True)
+class LinkArrays:
+    """The directed links as positions in `DocumentGraph.documents`."""
+
+    source: np.ndarray
+    target: np.ndarray
+    count: np.ndarray
+
+
+@dataclass(frozen=True)
+class LinkChange:
+    """A document whose outgoing links changed since the last themes run."""
+
+    signature: str | None  # its link signature now
+    themed: dict[str, int]  # the outgoing links (target document -> count) the last run saw
 
 
 @dataclass(frozen=True)
@@ -15,14 +42,57 @@ class DocumentGraph:
     edges: dict[tuple[str, str], int]  # (a, b) with a < b -> link count
     element_ids: dict[str, str] = field(default_factory=dict)  # uri -> Neo4j element id, for projections
     directed: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, target) -> link count
+    changed: dict[str, LinkChange] = field(default_factory=dict)  # uri -> its change since the last run
+    titles: dict[str, str] = field(default_factory=dict)  # uri -> display name
 
-    @property
-    def fingerprint(self) -> str:
-        return content_hash(sorted([a, b, weight] for (a, b), weight in self.edges.items()))
-
-    @property
+    @cached_property
     def linked(self) -> list[str]:
         return sorted({uri for pair in self.edges for uri in pair})
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """uri -> its place in `documents`."""
+        return {uri: place for place, uri in enumerate(self.documents)}
+
+    # The arrays keep the dicts' order: what is computed on them (sums of whole link counts, sorts
+    # with explicit keys) does not depend on it.
+    @cached_property
+    def directed_arrays(self) -> LinkArrays:
+        count = len(self.directed)
+        return LinkArrays(
+            np.fromiter((self.position[source] for source, _ in self.directed), dtype=np.int64, count=count),
+            np.fromiter((self.position[target] for _, target in self.directed), dtype=np.int64, count=count),
+            np.fromiter(self.directed.values(), dtype=np.float64, count=count),
+        )
+
+    @cached_property
+    def arrays(self) -> EdgeArrays:
+        index = {uri: position for position, uri in enumerate(self.linked)}
+        count = len(self.edges)
+        return EdgeArrays(
+            np.fromiter((index[a] for a, _ in self.edges), dtype=np.int64, count=count),
+            np.fromiter((index[b] for _, b in self.edges), dtype=np.int64, count=count),
+            np.fromiter(self.edges.values(), dtype=np.float64, count=count),
+        )
+
+    def outgoing(self, uris: set[str]) -> dict[str, dict[str, int]]:
+        """These documents' outgoing links now: uri -> target -> count."""
+        found: dict[str, dict[str, int]] = {uri: {} for uri in uris}
+        for (source, target), links in self.directed.items():
+            if source in found:
+                found[source][target] = links
+        return found
+
+    @property
+    def frontier(self) -> set[str]:
+        """The documents at either end of a document-level link that changed since the last run."""
+        now = self.outgoing(set(self.changed))
+        moved: set[str] = set()
+        for uri, change in self.changed.items():
+            ends = {target for target in change.themed.keys() | now[uri].keys() if change.themed.get(target) != now[uri].get(target)}
+            if ends:
+                moved |= ends | {uri}
+        return moved
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,96 @@
+"""Theme updates move the frontier and nothing else: documents away from changed links keep their
+theme, documents at a changed link go where their links now are, and no change gives the same
+membership back — on small graphs whose answer is known."""
+
+from __future__ import annotations
+
+import random
+
+from worker.themes import frontier
+from worker.themes.model import DocumentGraph, LinkChange
+from worker.themes.summary import summarize
+
+
+def graph_of(links: list[tuple[str, str]]) -> DocumentGraph:
+    directed: dict[tuple[str, str], int] = {}
+    for source, target in links:
+        directed[(source, target)] = directed.get((source, target), 0) + 1
+    edges: dict[tuple[str, str], int] = {}
+    for (source, target), count in directed.items():
+        pair = (min(source, target), max(source, target))
+        edges[pair] = edges.get(pair, 0) + count
+    documents = sorted({uri for link in links for uri in link})
+    return DocumentGraph(documents, edges, {}, directed)
+
+
+def clique(prefix: str, size: int) -> list[tuple[str, str]]:
+    return [(f"{prefix}{a}", f"{prefix}{b}") for a in range(size) for b in range(size) if a != b]
+
+
+def groups(membership: dict[str, int]) -> set[frozenset[str]]:
+    found: dict[int, set[str]] = {}
+    for uri, community in membership.items():
+        found.setdefault(community, set()).add(uri)
+    return {frozenset(members) for members in found.values()}
+
+
+TWO = clique("a", 6) + clique("b", 6) + [("a0", "b0")]
+SPLIT = {f"a{i}": 1 for i in range(6)} | {f"b{i}": 2 for i in range(6)}
+
+
+def test_no_change_gives_the_same_membership_back() -> None:
+    graph = graph_of(TWO)
+    assert groups(frontier.update(graph, SPLIT, set(), 1.0, 42)) == groups(SPLIT)
+
+
+def test_documents_off_the_frontier_keep_their_theme_even_when_another_would_score_better() -> None:
+    merged = dict.fromkeys(SPLIT, 7)  # a poor partition: both cliques as one theme
+    assert groups(frontier.update(graph_of(TWO), merged, set(), 1.0, 42)) == groups(merged)
+
+
+def test_a_document_whose_links_moved_follows_them() -> None:
+    rewired = [link for link in TWO if "a5" not in link] + [("a5", f"b{i}") for i in range(6)] + [(f"b{i}", "a5") for i in range(6)]
+    moved = frontier.update(graph_of(rewired), SPLIT, {"a5"} | {f"a{i}" for i in range(5)} | {f"b{i}" for i in range(6)}, 1.0, 42)
+    assert groups(moved) == {frozenset(f"a{i}" for i in range(5)), frozenset({f"b{i}" for i in range(6)} | {"a5"})}
+
+
+def test_new_documents_find_their_theme_or_form_one() -> None:
+    grown = TWO + [("a6", f"a{i}") for i in range(6)] + clique("c", 4)
+    moved = frontier.update(graph_of(grown), SPLIT, {"a6"}, 1.0, 42)
+    assert moved["a6"] == moved["a0"]
+    assert len({moved[f"c{i}"] for i in range(4)}) == 1 and moved["c0"] not in {moved["a0"], moved["b0"]}
+
+
+def test_the_frontier_is_the_ends_of_changed_links_only() -> None:
+    links = TWO + [("a1", "b3")]
+    graph = DocumentGraph(
+        graph_of(links).documents, graph_of(links).edges, {}, graph_of(links).directed,
+        {"a1": LinkChange("new", {f"a{i}": 1 for i in range(6) if i != 1} | {"b4": 1}), "a2": LinkChange("same", {f"a{i}": 1 for i in range(6) if i != 2})},
+    )
+    assert graph.frontier == {"a1", "b3", "b4"}  # a1 swapped b4 for b3; a2's signature moved, its document links did not
+
+
+def test_summaries_match_a_plain_count_on_a_random_graph() -> None:
+    rng = random.Random(3)
+    names = [f"d{index:02d}" for index in range(40)]
+    graph = graph_of([(a, b) for a in names for b in rng.sample(names, 4) if a != b])
+    themes = {f"T{number}": frozenset(names[number * 10 : number * 10 + 10]) for number in range(1, 4)}  # d00-d09 ungrouped
+    summaries = summarize(graph, themes)
+    for theme, members in themes.items():
+        cited: dict[str, int] = {}
+        for source, target in graph.directed:
+            if source in members:
+                cited[target] = cited.get(target, 0) + 1
+        expected = sorted(cited.items(), key=lambda item: (-item[1], item[0]))[:5]
+        assert [(row["uri"], row["cited_by"]) for row in summaries[theme].top_targets] == expected
+        inside = {uri: sum(count for pair, count in graph.directed.items() if uri in pair and set(pair) <= members) for uri in members}
+        assert [row["uri"] for row in summaries[theme].central] == sorted(members, key=lambda uri: (-inside[uri], uri))[:3]
+        for row in summaries[theme].crossovers:
+            other = themes[row["theme"]]
+            between = sum(count for (a, b), count in graph.directed.items() if {a, b} & members and {a, b} & other and not {a, b} <= members)
+            assert row["links"] == between and row["document"] in members
+
+
+def test_themes_whose_documents_lost_every_link_are_no_obstacle() -> None:
+    gone = {f"gone-{index}": 100 + index for index in range(50)}  # no longer in the link graph
+    assert groups(frontier.update(graph_of(TWO), SPLIT | gone, {"a0", "b0"}, 1.0, 42)) == groups(SPLIT)
