@@ -114,7 +114,7 @@ def sql_command(ctx: Context, query: str, as_json: bool) -> None:
 @click.command("themes")
 @click.option("--level", default=0, show_default=True, help="Zoom: 0 is the coarsest level, higher is finer.")
 @click.option("--theme", help="One theme with its members, a page at a time (its level is the theme's own).")
-@click.option("--cursor", help="With --theme: continue the members after this URI (the answer gives it).")
+@click.option("--cursor", help="Continue where the answer stopped (it gives the cursor): the themes, or with --theme its members.")
 @click.option("--limit", default=200, show_default=True, help="With --theme: members per page.")
 @click.option("--refresh", is_flag=True, help="Run themes now (the worker's own code path) before answering.")
 @click.option("--gamma", type=float, help="With --refresh: Leiden's resolution (default themes.gamma).")

@@ -81,7 +81,7 @@ ENDPOINTS = (
         lambda shapes, a: shapes.run_sql(a["sql"])),
     Endpoint("/v1/themes", "GET", "Themes of the document link graph (Leiden), with stable ids", (
         Param("level", "integer", "Zoom level (0 coarsest)"), Param("theme", "string", "One theme: its summary and members"),
-        Param("cursor", "string", "With theme: continue the members after this URI"),
+        Param("cursor", "string", "Continue where the answer stopped: the themes, or with theme its members"),
         Param("limit", "integer", "With theme: members per page (default 200)"), FORMAT),
         lambda shapes, a: shapes.themes(a.get("level", 0), a.get("theme"), a.get("cursor"), a.get("limit", 200))),
     Endpoint("/v1/theme-changes", "GET", "The change log of themes runs", (

@@ -114,7 +114,7 @@ def tool_functions(shapes: Shapes) -> dict[str, tuple[Callable[..., str], str]]:
     def themes(
         level: Annotated[int, Field(ge=0, le=9, description="0 is the coarsest level; higher zooms in")] = 0,
         theme: Annotated[str | None, Field(description="One theme's id: its summary and its members, a page at a time")] = None,
-        cursor: Annotated[str | None, Field(description="With theme: continue the members after this URI (the answer gives it)")] = None,
+        cursor: Annotated[str | None, Field(description="Continue where the answer stopped (it gives next_cursor): the themes, or with theme its members")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="With theme: members per page")] = 200,
         format: Format = "text",
     ) -> str:

@@ -52,6 +52,9 @@ PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS 
 SHAPES = ("outline", "search", "coverage", "themes", "theme_changes", "tables", "join_path", "run_sql", "schema", "cypher", "freshness")
 
 
+CHARS_PER_TOKEN = 4  # how answer budgets in tokens are measured, without a tokenizer
+
+
 @dataclass(frozen=True)
 class Answer:
     shape: str
@@ -124,7 +127,8 @@ class Shapes:
 
     def themes(self, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200) -> Answer:
         return self._answer(
-            "themes", themes_shape.render, lambda: themes_shape.themes(self.driver, self.database, level, theme, cursor, limit),
+            "themes", themes_shape.render,
+            lambda: themes_shape.themes(self.driver, self.database, level, theme, cursor, limit, self.settings.shapes.answer_tokens * CHARS_PER_TOKEN),
         )
 
     def theme_changes(self, since: str) -> Answer:

@@ -12,7 +12,7 @@ cursor that continues. No LLM names themes: a theme is what it cites.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from neo4j import Driver
@@ -93,17 +93,21 @@ class ThemesResult:
     run: dict | None
     themes: list[ThemeView] = field(default_factory=list)
     members: MembersPage | None = None  # with `theme`: that theme's members, a page at a time
+    total_themes: int = 0  # at this level; `themes` is a page of them when the answer had to be cut
+    next_cursor: str | None = None  # without `theme`: continue the list after this theme id
 
 
 def themes(
     driver: Driver, database: str, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200,
+    budget_chars: int = 32_000,
 ) -> ThemesResult:
+    """The themes at a level, largest first, as many as fit `budget_chars` of JSON (whole themes
+    only, at least one; `next_cursor` continues after the last shown); or, with `theme`, that
+    theme and a page of its members (`cursor` continues them)."""
     if not 0 <= level < 10:
         raise ShapeError(f"level must be between 0 and 9, got {level}")
     if not 1 <= limit <= MAX_MEMBERS_PAGE:
         raise ShapeError(f"limit must be between 1 and {MAX_MEMBERS_PAGE}, got {limit}")
-    if cursor is not None and theme is None:
-        raise ShapeError("a cursor continues a theme's members: give the theme too")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
     total = driver.execute_query(DOCUMENT_COUNT, database_=database).records[0]["n"]
     if not runs:
@@ -126,14 +130,33 @@ def themes(
         for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
     ]
     views.sort(key=lambda view: (-view.size, view.id))
-    grouped = sum(view.size for view in views)
-    members = None
-    if theme is not None:
-        views = [view for view in views if view.id == theme]
-        rows = driver.execute_query(MEMBERS_PAGE, theme=theme, after=cursor or "", limit=limit + 1, database_=database).records
-        page = [{"uri": row["uri"], "name": row["name"]} for row in rows[:limit]]
-        members = MembersPage(theme, views[0].size, page, page[-1]["uri"] if len(rows) > limit else None)
-    return ThemesResult(level, total, grouped, total - grouped, run, views, members)
+    grouped, count = sum(view.size for view in views), len(views)
+    if theme is None:
+        views, after = _page(views, cursor, budget_chars)
+        return ThemesResult(level, total, grouped, total - grouped, run, views, None, count, after)
+    views = [view for view in views if view.id == theme]
+    rows = driver.execute_query(MEMBERS_PAGE, theme=theme, after=cursor or "", limit=limit + 1, database_=database).records
+    page = [{"uri": row["uri"], "name": row["name"]} for row in rows[:limit]]
+    members = MembersPage(theme, views[0].size, page, page[-1]["uri"] if len(rows) > limit else None)
+    return ThemesResult(level, total, grouped, total - grouped, run, views, members, count)
+
+
+def _page(views: list[ThemeView], cursor: str | None, budget_chars: int) -> tuple[list[ThemeView], str | None]:
+    """The themes after `cursor` that fit the budget, and the cursor after them (None: the end)."""
+    start = 0
+    if cursor is not None:
+        ids = [view.id for view in views]
+        if cursor not in ids:
+            raise ShapeError(f"no theme {cursor!r} at this level in the last run: the themes changed, start again without a cursor")
+        start = ids.index(cursor) + 1
+    shown, used = [], 0
+    for view in views[start:]:
+        used += len(json.dumps(asdict(view)))
+        if shown and used > budget_chars:
+            break
+        shown.append(view)
+    rest = start + len(shown) < len(views)
+    return shown, shown[-1].id if rest and shown else None
 
 
 @dataclass(frozen=True)
@@ -160,7 +183,12 @@ def _runs(rows: list) -> list[dict]:
 
 
 def render(result: ThemesResult) -> str:
-    shown = f"theme {result.members.theme}" if result.members is not None else f"{len(result.themes)} themes"
+    if result.members is not None:
+        shown = f"theme {result.members.theme}"
+    elif len(result.themes) < result.total_themes:
+        shown = f"{len(result.themes)} of {result.total_themes} themes"
+    else:
+        shown = f"{len(result.themes)} themes"
     header = (f"{result.documents} documents = {result.grouped} grouped + {result.ungrouped} ungrouped; "
               f"{shown} at level {result.level}")
     if result.run is None:
@@ -182,7 +210,9 @@ def render(result: ThemesResult) -> str:
         if page.next_cursor:
             lines.append(f"more: lakegraph themes --theme {page.theme} --cursor {page.next_cursor}")
     elif result.themes:
-        lines.append("\nmembers of a theme: lakegraph themes --theme <id>")
+        if result.next_cursor:
+            lines.append(f"\nmore themes: lakegraph themes --level {result.level} --cursor {result.next_cursor}")
+        lines.append(("" if result.next_cursor else "\n") + "members of a theme: lakegraph themes --theme <id>")
     return "\n".join(lines)
 
 

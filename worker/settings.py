@@ -170,6 +170,7 @@ class ThemesSettings(Section):
 
 
 class ShapesSettings(Section):
+    answer_tokens: int = Field(gt=0)
     cypher_max_rows: int = Field(gt=0, le=100_000)
     cypher_timeout: float = Field(gt=0)
     sql_max_rows: int = Field(gt=0, le=1_000_000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,25 @@ def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(es
         walked[view.id] = frozenset(found)
     assert walked == stored
     assert overview.result.grouped == sum(len(members) for members in walked.values())
+
+
+@pytest.mark.parametrize("tokens", [300, 2000])
+def test_walking_the_overview_cursor_reassembles_the_whole_answer(estate: Settings, driver: Driver, tokens: int) -> None:
+    from shapes.service import CHARS_PER_TOKEN, Shapes
+
+    ThemeRunner(estate, driver, "neo4j").run()
+    whole = Shapes(estate.with_section("shapes", answer_tokens=10**7), driver, "neo4j").themes().result
+    assert whole.next_cursor is None and len(whole.themes) == whole.total_themes
+    small = Shapes(estate.with_section("shapes", answer_tokens=tokens), driver, "neo4j")
+    walked, cursor, pages = [], None, 0
+    while True:
+        page = small.themes(cursor=cursor).result
+        sizes = [len(json.dumps(asdict(view))) for view in page.themes]
+        assert page.themes and (len(sizes) == 1 or sum(sizes) <= tokens * CHARS_PER_TOKEN)  # whole themes within the budget
+        assert page.total_themes == whole.total_themes and page.grouped == whole.grouped
+        walked += page.themes
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert walked == whole.themes and pages > 1  # the same themes in the same order, each once
