@@ -75,9 +75,11 @@ class DocumentGraph:
             np.fromiter(self.edges.values(), dtype=np.float64, count=count),
         )
 
-    def outgoing(self, uris: set[str]) -> dict[str, dict[str, int]]:
-        """These documents' outgoing links now: uri -> target -> count."""
-        found: dict[str, dict[str, int]] = {uri: {} for uri in uris}
+    @cached_property
+    def changed_links(self) -> dict[str, dict[str, int]]:
+        """The changed documents' outgoing links now: uri -> target -> count (one pass over the
+        links, shared by the frontier and the marks the run leaves)."""
+        found: dict[str, dict[str, int]] = {uri: {} for uri in self.changed}
         for (source, target), links in self.directed.items():
             if source in found:
                 found[source][target] = links
@@ -86,7 +88,7 @@ class DocumentGraph:
     @property
     def frontier(self) -> set[str]:
         """The documents at either end of a document-level link that changed since the last run."""
-        now = self.outgoing(set(self.changed))
+        now = self.changed_links
         moved: set[str] = set()
         for uri, change in self.changed.items():
             ends = {target for target in change.themed.keys() | now[uri].keys() if change.themed.get(target) != now[uri].get(target)}

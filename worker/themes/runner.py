@@ -1,9 +1,9 @@
 """A themes run: skip when the link graph is unchanged (one counter the document writer keeps, then
 whether any document-level link changed), else read the document graph and either update the
 previous themes — only the documents at the ends of changed links move (see `frontier`) — or, on
-the first run, a new gamma or a rebuild, run Leiden from scratch. Theme ids stay stable by matching memberships with the
-previous run's; the changes are logged, and the themes swapped in one transaction — a failed run
-leaves the previous themes in place, never half written."""
+the first run, a new gamma or a rebuild, run Leiden from scratch. Theme ids stay stable by matching
+memberships with the previous run's; the changes are logged, and the themes swapped in one
+transaction — a failed run leaves the previous themes in place, never half written."""
 
 from __future__ import annotations
 
@@ -185,7 +185,7 @@ class ThemeRunner:
 
     @staticmethod
     def _marks(graph: DocumentGraph) -> list[dict]:
-        now = graph.outgoing(set(graph.changed))
+        now = graph.changed_links
         return [
             {"uri": uri, "signature": change.signature, "links": json.dumps(now[uri], sort_keys=True) if now[uri] else None}
             for uri, change in sorted(graph.changed.items())
