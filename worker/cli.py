@@ -171,8 +171,8 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
         emit_json({**report.__dict__, "sections_per_second": report.sections_per_second})
         return
     out.print(
-        f"{report.documents} documents, {report.sections} sections in {report.seconds:.1f} s "
-        f"({report.sections_per_second:,.0f} sections/s): {report.written} written, {report.unchanged} unchanged, "
+        f"{report.documents} documents ({report.read} read, {report.parsed} parsed), {report.sections} sections parsed "
+        f"in {report.seconds:.1f} s ({report.sections_per_second:,.0f} sections/s): {report.written} written, {report.unchanged} unchanged, "
         f"{report.deleted} deleted, {report.skipped} skipped, {report.conflicts} conflicts; "
         f"{report.linked} links resolved, {report.unresolved} unresolved",
         highlight=False,

@@ -14,7 +14,7 @@ from tests.graph_dump import dump, wipe
 from tests.helpers import clean_env, run_cli
 from worker import problems
 from worker.demo.pdf import make_pdf
-from worker.documents.loader import load
+from worker.documents.loader import load, reconcile
 from worker.documents.source import read
 from worker.documents.sync import DocumentSync
 from worker.documents.writer import prepare
@@ -258,7 +258,7 @@ def test_reconcile_repairs_every_kind_of_drift(neo4j_service: Neo4jService, grap
     write(root, "manuals/new.md", "# New\n[engine](engine.md)\n")
     path = root / "bulletins/tsb-21-114.md"
     path.write_text(path.read_text() + "\n## Added\ntext\n")
-    report = sync.reconcile()
+    report = reconcile(sync)
     assert report.outcomes == {"written": 2, "deleted": 1}
     repaired = dump(graph)
     wipe(graph)

@@ -12,7 +12,7 @@ from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.helpers import clean_env, run_cli
 from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
-from worker.documents.loader import load
+from worker.documents.loader import load, reconcile
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -41,7 +41,7 @@ def test_loading_libraries_one_at_a_time_equals_loading_them_together_on_a_real_
     assert report.deleted == 0 and report.written == 0
     assert dump(graph) == together
 
-    reconciled = only_first.reconcile()
+    reconciled = reconcile(only_first)
     assert reconciled.unconfigured == ["ps-74"]
     assert not reconciled.outcomes
     assert dump(graph) == together

@@ -1,4 +1,5 @@
-"""The watcher's coalescing: one job per path after a quiet window (with a test clock)."""
+"""The watcher's coalescing: an isolated event at once, a burst on one path as one more job after a
+quiet window (with a test clock)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,27 @@ class Clock:
         return self.now
 
 
-def test_events_on_one_path_within_the_window_become_one_job() -> None:
+def test_an_isolated_event_is_due_at_once() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
     job = Job("lakegraph.sync_document", ("lib", "a.md"))
-    for step in range(10):
+    coalescer.add(job)
+    assert coalescer.due() == [job]
+    clock.now = 0.5  # quiet for longer than the window: the next edit is isolated again
+    coalescer.add(job)
+    assert coalescer.due() == [job]
+
+
+def test_a_burst_on_one_path_becomes_its_first_job_and_one_more_after_it() -> None:
+    clock = Clock()
+    coalescer = Coalescer(0.2, clock)
+    job = Job("lakegraph.sync_document", ("lib", "a.md"))
+    coalescer.add(job)
+    assert coalescer.due() == [job]  # the first event: at once
+    for step in range(1, 10):
         clock.now = step * 0.05
         coalescer.add(job)
+        assert coalescer.due() == []
     clock.now = 0.45 + 0.1
     assert coalescer.due() == []  # last event at 0.45: due at 0.65
     clock.now = 0.66
@@ -36,9 +51,13 @@ def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:
     coalescer = Coalescer(0.2, clock)
     first, second = Job("t", ("lib", "a.md")), Job("t", ("lib", "b.md"))
     coalescer.add(first)
+    coalescer.add(second)
+    assert coalescer.due() == [first, second]  # each isolated on its own path
+    clock.now = 0.1
+    coalescer.add(first)  # a second event on each: now bursts
     clock.now = 0.15
     coalescer.add(second)
-    clock.now = 0.25
+    clock.now = 0.31
     assert coalescer.due() == [first]
     assert coalescer.due(everything=True) == [second]
 

@@ -8,8 +8,9 @@ kept on the record and the document still loads.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 
 from worker.documents import uris
 from worker.documents.library import Library
@@ -44,26 +45,46 @@ class DocumentRecord:
     anchors: tuple[str, ...]
     sections: tuple[SectionNode, ...]
     problems: tuple[str, ...] = field(default=())
+    stamp: str | None = None  # the file's size and modification time when read (see `stamp`)
 
 
 def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def stamp(stat: os.stat_result) -> str:
+    """Size and modification time: while both are unchanged a file is taken as unchanged without
+    reading it (as make, rsync and git do); a different stamp still reads it and compares hashes."""
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def stamp_of(path: Path) -> str | None:
+    try:
+        return stamp(path.stat())
+    except OSError:
+        return None
+
+
 def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord:
+    data, found = read_bytes(library, relpath, rules)
+    return replace(build(library.name, relpath, data, rules), stamp=found)
+
+
+def read_bytes(library: Library, relpath: str, rules: DocumentRules) -> tuple[bytes, str]:
+    """The file's bytes and its stamp, taken before reading: a file changed in between is read
+    again next time."""
     path = library.path(relpath)
     try:
-        size = path.stat().st_size
-        if size > rules.max_bytes:
-            raise Skipped(f"larger than documents.max_file_bytes ({size} > {rules.max_bytes} bytes)")
-        data = path.read_bytes()
+        stat = path.stat()
+        if stat.st_size > rules.max_bytes:
+            raise Skipped(f"larger than documents.max_file_bytes ({stat.st_size} > {rules.max_bytes} bytes)")
+        return path.read_bytes(), stamp(stat)
     except FileNotFoundError:
         raise
     except IsADirectoryError:
         raise Skipped("is a directory") from None
     except OSError as err:
         raise Skipped(f"unreadable: {err.strerror or err}") from None
-    return build(library.name, relpath, data, rules)
 
 
 def build(library: str, relpath: str, data: bytes, rules: DocumentRules) -> DocumentRecord:

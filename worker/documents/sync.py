@@ -6,8 +6,8 @@ which is what lets watcher events be coalesced, retried and replayed freely.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from neo4j import Driver
@@ -16,7 +16,7 @@ from worker import problems
 from worker.documents import uris
 from worker.documents.library import Library, libraries
 from worker.documents.rules import DocumentRules
-from worker.documents.source import Skipped, file_hash, read
+from worker.documents.source import Skipped, read, stamp_of
 from worker.documents.writer import (
     DocumentWriter,
     PreparedDocument,
@@ -37,9 +37,20 @@ Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "confl
 # reconciling one library must never touch another (one loaded ad hoc, or by another deployment).
 STORED_DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
-RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash
+RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash, d.file_stamp AS stamp
 """
 FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    uri: str
+    file_hash: str
+    stamp: str | None  # size and modification time when last read (source.stamp)
+
+    def unchanged(self, path: Path) -> bool:
+        """Unchanged on disk by its stamp alone, without reading it."""
+        return self.stamp is not None and self.stamp == stamp_of(path)
 
 
 @dataclass
@@ -116,33 +127,10 @@ class DocumentSync:
             report.count(self.sync_path(library.name, relpath))
         return report
 
-    def reconcile(self) -> ReconcileReport:
-        """Compare every file of the configured libraries (path and hash) with the graph and repair
-        each difference. Libraries the graph holds but the settings do not name are reported, never
-        touched: they may have been loaded on purpose (`load docs NAME=PATH`); `forget` removes one."""
-        report = ReconcileReport(started_at=time.time())
-        stored = self.stored_documents()
-        on_disk: set[tuple[str, str]] = set()
-        for library in self.libraries.values():
-            for relpath in library.walk(on_loop=self.loop_reporter(library)):
-                on_disk.add((library.name, relpath))
-                report.files += 1
-                try:
-                    digest = file_hash(library.path(relpath).read_bytes())
-                except OSError:
-                    digest = None
-                if digest is None or stored.get((library.name, relpath), ("", None))[1] != digest:
-                    report.count(self.sync_path(library.name, relpath))
-        for library_name, relpath in sorted(set(stored) - on_disk):
-            report.count(self.sync_path(library_name, relpath))
-        report.unconfigured = [name for name in self.writer.library_names() if name not in self.libraries]
-        report.seconds = round(time.time() - report.started_at, 3)
-        return report
-
-    def stored_documents(self) -> dict[tuple[str, str], tuple[str, str]]:
-        """(library, relpath) → (uri, file hash) of every stored document of the configured libraries."""
+    def stored_documents(self) -> dict[tuple[str, str], StoredDocument]:
+        """(library, relpath) → what the graph knows of every stored document of the configured libraries."""
         return {
-            (row["library"], row["relpath"]): (row["uri"], row["hash"])
+            (row["library"], row["relpath"]): StoredDocument(row["uri"], row["hash"], row["stamp"])
             for row in self.driver.execute_query(STORED_DOCUMENTS, libraries=sorted(self.libraries), database_=self.database).records
         }
 

@@ -1,6 +1,7 @@
 """Watch every library root (and the audit-log folder) and turn file events into tasks.
 
-Events on one path are coalesced over a short window (an editor's save is often several events);
+An isolated event on a path is dispatched at once; the events of a burst on one path (an editor's
+save is often several) are coalesced until the path has been quiet for a short window;
 editor temp and swap files and hidden folders are ignored. The task only names the path — it
 reads the file's state when it runs — so a missed, duplicated or reordered event is harmless,
 and the reconcile (sent at start-up and on beat's schedule) repairs anything missed entirely.
@@ -10,6 +11,7 @@ A dispatch that fails (Redis down) is kept and retried, never dropped.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -41,24 +43,35 @@ class Job:
 
 
 class Coalescer:
-    """Holds one pending job per path until no new event has arrived for `window` seconds."""
+    """One pending job per path. A job with no event in the last `window` seconds is due at once
+    (an isolated edit waits for nothing); an event within the window of the last one makes the
+    job due `window` seconds after the latest event (a burst becomes one more job at its end)."""
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
         self.clock = clock
         self._pending: dict[Job, float] = {}
+        self._last: dict[Job, float] = {}  # when each job's latest event arrived, for a window
         self._lock = threading.Lock()
 
     def add(self, job: Job, delay: float | None = None) -> None:
         with self._lock:
-            self._pending[job] = self.clock() + (self.window if delay is None else delay)
+            now = self.clock()
+            if delay is not None:
+                self._pending[job] = now + delay
+                return
+            quiet = job not in self._pending and now - self._last.get(job, -math.inf) >= self.window
+            self._pending[job] = now if quiet else now + self.window
+            self._last[job] = now
 
     def due(self, everything: bool = False) -> list[Job]:
-        now = float("inf") if everything else self.clock()
+        now = self.clock()
         with self._lock:
-            ready = [job for job, deadline in self._pending.items() if deadline <= now]
+            ready = [job for job, deadline in self._pending.items() if everything or deadline <= now]
             for job in ready:
                 del self._pending[job]
+            for job in [job for job, last in self._last.items() if now - last >= self.window and job not in self._pending]:
+                del self._last[job]
         return sorted(ready, key=lambda job: (job.args, job.task))
 
     def __len__(self) -> int:

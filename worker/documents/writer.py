@@ -47,9 +47,12 @@ STORED_HASHES = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
 OPTIONAL MATCH (s:{Label.SECTION} {{doc_uri: uri}})
-RETURN uri, d.content_hash AS file_hash, d.own_hash AS own_hash,
+RETURN uri, d.content_hash AS file_hash, d.file_stamp AS file_stamp, d.own_hash AS own_hash,
        collect([s.uri, s.content_hash]) AS sections
 """
+RESTAMP = f"UNWIND $rows AS r MATCH (d:{Label.DOCUMENT} {{uri: r.uri}}) SET d.file_stamp = r.stamp"
+
+
 def _under_container(node: str) -> str:
     """Cypher that hangs `node` under row r's parent, a Library or a Folder."""
     return f"""
@@ -86,7 +89,7 @@ ON CREATE SET f.name = r.name, f.displayName = r.name, f.sort_pos = 0, f.source_
 UPSERT_DOCUMENTS = f"""
 UNWIND $rows AS r
 MERGE (d:{Label.DOCUMENT} {{uri: r.uri}})
-SET d.content_hash = r.file_hash, d.source_path = r.source_path
+SET d.content_hash = r.file_hash, d.file_stamp = r.file_stamp, d.source_path = r.source_path
 WITH d, r
 CALL (d, r) {{
   WITH d, r WHERE d.own_hash IS NULL OR d.own_hash <> r.own_hash
@@ -261,6 +264,7 @@ class PreparedDocument:
     path_key: str
     id_keys: tuple[str, ...]  # the keys id links find it by: its declared id's, then its file name's
     file_hash: str
+    file_stamp: str | None  # size and modification time when read (source.stamp)
     problems: tuple[str, ...]
     parent: str  # folder or library uri
     props: dict
@@ -295,7 +299,7 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
     return PreparedDocument(
         uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
         id_keys=tuple(key for key in (own["doc_key"], own["stem_key"]) if key),
-        file_hash=record.content_hash, problems=record.problems,
+        file_hash=record.content_hash, file_stamp=record.stamp, problems=record.problems,
         parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
         own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
         sections=sections,
@@ -322,6 +326,11 @@ class DocumentWriter:
                 return session.execute_write(self._write, records, defer_links)
             except ConstraintError:
                 return session.execute_write(self._write, records, defer_links)
+
+    def restamp(self, stamps: dict[str, str]) -> None:
+        """New stamps for documents whose bytes did not change (touched, copied back)."""
+        rows = [{"uri": uri, "stamp": found} for uri, found in sorted(stamps.items())]
+        self.driver.execute_query(RESTAMP, rows=rows, database_=self.database)
 
     def resolve(self, rows: list[LinkRow]) -> Resolution:
         """Resolve links deferred by `write`; `resign` the documents afterwards."""
@@ -376,6 +385,12 @@ class DocumentWriter:
         changed = [doc for doc in documents if stored.get(doc.uri, {}).get("file_hash") != doc.file_hash]
         changed_uris = {doc.uri for doc in changed}
         report.unchanged = [doc.uri for doc in documents if doc.uri not in changed_uris]
+        touched = [  # the same bytes under a new stamp: only the stamp moves, so the next load skips them
+            {"uri": doc.uri, "stamp": doc.file_stamp}
+            for doc in documents if doc.uri not in changed_uris and stored[doc.uri]["file_stamp"] != doc.file_stamp
+        ]
+        if touched:
+            tx.run(RESTAMP, rows=touched).consume()
         if not changed:
             return report
         self._ensure_folders(tx, changed)
@@ -387,7 +402,7 @@ class DocumentWriter:
         for doc in changed:
             old = stored.get(doc.uri)
             document_rows.append({
-                "uri": doc.uri, "parent": doc.parent, "file_hash": doc.file_hash,
+                "uri": doc.uri, "parent": doc.parent, "file_hash": doc.file_hash, "file_stamp": doc.file_stamp,
                 "source_path": str(self.roots[doc.library] / doc.relpath), "own_hash": doc.own_hash, "props": doc.props,
             })
             if old is None or old["own_hash"] != doc.own_hash:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from worker.celery_app import app
+from worker.documents.loader import reconcile
 from worker.documents.sync import SOURCE
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
@@ -39,7 +40,7 @@ def sync_folder(library: str, relfolder: str) -> dict:
 @app.task(name="lakegraph.reconcile_documents", base=DocumentTask)
 def reconcile_documents() -> dict:
     """Compare every file with the graph and repair drift (a missed event is repaired, not lost)."""
-    report = context.documents().reconcile()
+    report = reconcile(context.documents())
     if any(report.outcomes.get(outcome) for outcome in CHANGED):
         themes_touched()
     return asdict(report)
