@@ -212,7 +212,7 @@ def main() -> None:
                 latencies.append(elapsed)
         p50, p95 = statistics.median(latencies), percentile(latencies, 0.95)
         results.append(("edit → searchable", f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {len(latencies)} edits "
-                        "(watchdog → an isolated event at once → Celery → Neo4j)",
+                        "(watchdog → closed after writing: at once → Celery → Neo4j)",
                         f"a full reload applying the same edit takes {reload_seconds:.1f} s: {reload_seconds / p50:.0f}x slower"))
 
         for process in processes:

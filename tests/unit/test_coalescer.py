@@ -1,13 +1,13 @@
-"""The watcher's coalescing: an isolated event at once, a burst on one path as one more job after a
-quiet window (with a test clock)."""
+"""The watcher's coalescing: a change seen complete (closed after writing, moved, deleted) at once,
+the events of a write under way as one job after a quiet window (with a test clock)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileOpenedEvent
+from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent
 
-from worker.documents.watcher import Coalescer, GlossaryHandler, Job
+from worker.documents.watcher import SYNC_DOCUMENT, Coalescer, GlossaryHandler, Job, LibraryHandler
 
 
 class Clock:
@@ -18,27 +18,13 @@ class Clock:
         return self.now
 
 
-def test_an_isolated_event_is_due_at_once() -> None:
+def test_events_of_a_write_under_way_become_one_job_after_a_quiet_window() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
     job = Job("lakegraph.sync_document", ("lib", "a.md"))
-    coalescer.add(job)
-    assert coalescer.due() == [job]
-    clock.now = 0.5  # quiet for longer than the window: the next edit is isolated again
-    coalescer.add(job)
-    assert coalescer.due() == [job]
-
-
-def test_a_burst_on_one_path_becomes_its_first_job_and_one_more_after_it() -> None:
-    clock = Clock()
-    coalescer = Coalescer(0.2, clock)
-    job = Job("lakegraph.sync_document", ("lib", "a.md"))
-    coalescer.add(job)
-    assert coalescer.due() == [job]  # the first event: at once
-    for step in range(1, 10):
+    for step in range(10):
         clock.now = step * 0.05
         coalescer.add(job)
-        assert coalescer.due() == []
     clock.now = 0.45 + 0.1
     assert coalescer.due() == []  # last event at 0.45: due at 0.65
     clock.now = 0.66
@@ -46,18 +32,38 @@ def test_a_burst_on_one_path_becomes_its_first_job_and_one_more_after_it() -> No
     assert coalescer.due() == []
 
 
+def test_a_settled_change_is_due_at_once_and_ends_the_wait() -> None:
+    clock = Clock()
+    coalescer = Coalescer(0.2, clock)
+    job = Job("lakegraph.sync_document", ("lib", "a.md"))
+    coalescer.add(job)  # modified: the write is under way
+    clock.now = 0.01
+    assert coalescer.due() == []
+    coalescer.add(job, settled=True)  # closed after writing: the file is complete
+    assert coalescer.due() == [job]
+    assert coalescer.due() == []  # one job for the whole save
+
+
+def test_library_events_that_settle_a_file(tmp_path: Path) -> None:
+    from worker.documents.library import Library
+
+    coalescer = Coalescer(0.2, Clock())
+    handler = LibraryHandler(Library("lib", tmp_path, (".md",)), coalescer)
+    handler.on_any_event(FileModifiedEvent(str(tmp_path / "a.md")))
+    assert coalescer.due() == []
+    handler.on_any_event(FileClosedEvent(str(tmp_path / "a.md")))
+    handler.on_any_event(FileMovedEvent(str(tmp_path / ".a.md.swp"), str(tmp_path / "b.md")))
+    assert coalescer.due() == [Job(SYNC_DOCUMENT, ("lib", "a.md")), Job(SYNC_DOCUMENT, ("lib", "b.md"))]
+
+
 def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
     first, second = Job("t", ("lib", "a.md")), Job("t", ("lib", "b.md"))
     coalescer.add(first)
-    coalescer.add(second)
-    assert coalescer.due() == [first, second]  # each isolated on its own path
-    clock.now = 0.1
-    coalescer.add(first)  # a second event on each: now bursts
     clock.now = 0.15
     coalescer.add(second)
-    clock.now = 0.31
+    clock.now = 0.25
     assert coalescer.due() == [first]
     assert coalescer.due(everything=True) == [second]
 

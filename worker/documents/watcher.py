@@ -1,7 +1,8 @@
 """Watch every library root (and the audit-log folder) and turn file events into tasks.
 
-An isolated event on a path is dispatched at once; the events of a burst on one path (an editor's
-save is often several) are coalesced until the path has been quiet for a short window;
+A change seen complete (a file closed after writing, renamed into place, deleted) is dispatched at
+once; other events on one path (a write under way, often several) are coalesced until the path
+has been quiet for a short window;
 editor temp and swap files and hidden folders are ignored. The task only names the path — it
 reads the file's state when it runs — so a missed, duplicated or reordered event is harmless,
 and the reconcile (sent at start-up and on beat's schedule) repairs anything missed entirely.
@@ -11,7 +12,6 @@ A dispatch that fails (Redis down) is kept and retried, never dropped.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -43,35 +43,27 @@ class Job:
 
 
 class Coalescer:
-    """One pending job per path. A job with no event in the last `window` seconds is due at once
-    (an isolated edit waits for nothing); an event within the window of the last one makes the
-    job due `window` seconds after the latest event (a burst becomes one more job at its end)."""
+    """One pending job per path. An event that says a change is complete (see SETTLED_EVENTS)
+    makes its job due at once; any other event (a write under way) makes it due `window` seconds
+    after the latest event on that path, so the events of one save become one job."""
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
         self.clock = clock
         self._pending: dict[Job, float] = {}
-        self._last: dict[Job, float] = {}  # when each job's latest event arrived, for a window
         self._lock = threading.Lock()
 
-    def add(self, job: Job, delay: float | None = None) -> None:
+    def add(self, job: Job, settled: bool = False, delay: float | None = None) -> None:
         with self._lock:
-            now = self.clock()
-            if delay is not None:
-                self._pending[job] = now + delay
-                return
-            quiet = job not in self._pending and now - self._last.get(job, -math.inf) >= self.window
-            self._pending[job] = now if quiet else now + self.window
-            self._last[job] = now
+            wait = delay if delay is not None else 0.0 if settled else self.window
+            self._pending[job] = self.clock() + wait
 
     def due(self, everything: bool = False) -> list[Job]:
-        now = self.clock()
+        now = float("inf") if everything else self.clock()
         with self._lock:
-            ready = [job for job, deadline in self._pending.items() if everything or deadline <= now]
+            ready = [job for job, deadline in self._pending.items() if deadline <= now]
             for job in ready:
                 del self._pending[job]
-            for job in [job for job, last in self._last.items() if now - last >= self.window and job not in self._pending]:
-                del self._last[job]
         return sorted(ready, key=lambda job: (job.args, job.task))
 
     def __len__(self) -> int:
@@ -80,6 +72,9 @@ class Coalescer:
 
 # inotify also reports files being opened and closed unchanged: reads, never changes.
 READ_ONLY_EVENTS = ("opened", "closed_no_write")
+# A file closed after writing, renamed into place or deleted is in its final state: no need to
+# wait for more events (an editor's save by rename, or one written and closed, is seen at once).
+SETTLED_EVENTS = ("closed", "moved", "deleted")
 
 
 class LibraryHandler(FileSystemEventHandler):
@@ -102,7 +97,7 @@ class LibraryHandler(FileSystemEventHandler):
             else:
                 relpath = self.library.relpath(path)
                 if relpath is not None:
-                    self.coalescer.add(Job(SYNC_DOCUMENT, (self.library.name, relpath)))
+                    self.coalescer.add(Job(SYNC_DOCUMENT, (self.library.name, relpath)), settled=event.event_type in SETTLED_EVENTS)
 
 
 class AuditFolderHandler(FileSystemEventHandler):
@@ -117,7 +112,7 @@ class AuditFolderHandler(FileSystemEventHandler):
         raw = event.dest_path if event.event_type == "moved" else event.src_path
         path = Path(raw.decode() if isinstance(raw, bytes) else raw)
         if path.suffix in SUFFIXES and not path.name.startswith("."):
-            self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)))
+            self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)), settled=event.event_type in SETTLED_EVENTS)
 
 
 class GlossaryHandler(FileSystemEventHandler):
@@ -132,7 +127,7 @@ class GlossaryHandler(FileSystemEventHandler):
             return
         touched = [event.src_path] + ([event.dest_path] if event.event_type == "moved" else [])
         if any(Path(raw.decode() if isinstance(raw, bytes) else raw) == self.path for raw in touched):
-            self.coalescer.add(Job(SYNC_GLOSSARY, ()))
+            self.coalescer.add(Job(SYNC_GLOSSARY, ()), settled=event.event_type in SETTLED_EVENTS)
 
 
 class Watchers:
