@@ -98,6 +98,7 @@ def _parsed(jobs: list[Job], workers: int) -> Iterator[Parsed]:
 def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: None, workers: int | None = None) -> LoadReport:
     began = time.monotonic()
     report = LoadReport()
+    sync.writer.ensure_libraries(set(sync.libraries))  # a load skipping every file still repairs them
     stored = sync.stored_documents()
     present: set[tuple[str, str]] = set()
     seen_uris: dict[str, str] = {}

@@ -327,6 +327,11 @@ class DocumentWriter:
             except ConstraintError:
                 return session.execute_write(self._write, records, defer_links)
 
+    def ensure_libraries(self, names: set[str]) -> None:
+        """Every named library's node exists, even when a load finds nothing to write."""
+        with self._session() as session:
+            session.execute_write(self._lock_libraries, names)
+
     def restamp(self, stamps: dict[str, str]) -> None:
         """New stamps for documents whose bytes did not change (touched, copied back)."""
         rows = [{"uri": uri, "stamp": found} for uri, found in sorted(stamps.items())]
