@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -13,6 +14,7 @@ from worker.settings import Settings
 
 # Editor temp, swap and backup files, partial downloads: never documents.
 IGNORED_NAMES = ("*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "~$*", "*.tmp", "*.part", "*.crdownload", "4913")
+_IGNORED = re.compile("|".join(fnmatch.translate(pattern) for pattern in IGNORED_NAMES))
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,10 @@ class Library:
 
     def accepts(self, relpath: str) -> bool:
         parts = PurePosixPath(relpath).parts
-        if any(part.startswith(".") for part in parts):
-            return False
-        name = parts[-1]
-        if any(fnmatch.fnmatch(name, pattern) for pattern in IGNORED_NAMES):
-            return False
-        return name.lower().endswith(self.extensions)
+        return not any(part.startswith(".") for part in parts) and self._accepts_name(parts[-1])
+
+    def _accepts_name(self, name: str) -> bool:
+        return not name.startswith(".") and not _IGNORED.match(name) and name.lower().endswith(self.extensions)
 
     def folder_relpath(self, path: Path) -> str | None:
         """The library-relative path of a folder inside the library ('' for the root), else None."""
@@ -67,10 +67,12 @@ class Library:
                 continue
             seen.add(key)
             dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+            relfolder = self.folder_relpath(Path(folder))  # once per folder: a file costs a name check
+            if relfolder is None:
+                continue
             for name in sorted(files):
-                relpath = self.relpath(Path(folder) / name)
-                if relpath is not None:
-                    yield relpath
+                if self._accepts_name(name):
+                    yield f"{relfolder}/{name}" if relfolder else name
 
 
 def libraries(settings: Settings) -> list[Library]:

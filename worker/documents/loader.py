@@ -107,7 +107,8 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         for relpath in library.walk(on_loop=sync.loop_reporter(library)):
             present.add((library.name, relpath))
             known = stored.get((library.name, relpath))
-            if known is not None and known.unchanged(library.path(relpath)):
+            # a path joined as text: walk's relpaths come from disk, and pathlib cost 35 µs a file
+            if known is not None and known.unchanged(os.path.join(library.root, relpath)):
                 seen_uris[known.uri] = relpath
                 report.documents += 1
                 report.unchanged += 1
@@ -178,7 +179,9 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     sync.writer.resign(written | {row.source_document for row in deferred})
     report.stage_seconds["links"] = time.monotonic() - stamp
 
-    stale = [known.uri for key, known in sorted(sync.stored_documents().items()) if key not in present]
+    # Stored when the load began and absent from disk now; a document a watcher added meanwhile is
+    # not in `stored`, so it is never mistaken for stale.
+    stale = [known.uri for key, known in sorted(stored.items()) if key not in present]
     if stale:
         report.deleted = len(sync.writer.delete(stale).deleted)
     report.seconds = time.monotonic() - began

@@ -58,9 +58,9 @@ def stamp(stat: os.stat_result) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def stamp_of(path: Path) -> str | None:
+def stamp_of(path: str | Path) -> str | None:
     try:
-        return stamp(path.stat())
+        return stamp(os.stat(path))
     except OSError:
         return None
 

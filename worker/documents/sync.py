@@ -35,9 +35,10 @@ Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "confl
 
 # Every "stored but no longer present" comparison is scoped to the libraries at hand: loading or
 # reconciling one library must never touch another (one loaded ad hoc, or by another deployment).
+# One record holding every row: decoding 10,000 records one by one cost more than the query.
 STORED_DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
-RETURN d.uri AS uri, d.library AS library, d.relpath AS relpath, d.content_hash AS hash, d.file_stamp AS stamp
+RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp]) AS rows
 """
 FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
 
@@ -48,7 +49,7 @@ class StoredDocument:
     file_hash: str
     stamp: str | None  # size and modification time when last read (source.stamp)
 
-    def unchanged(self, path: Path) -> bool:
+    def unchanged(self, path: str | Path) -> bool:
         """Unchanged on disk by its stamp alone, without reading it."""
         return self.stamp is not None and self.stamp == stamp_of(path)
 
@@ -129,10 +130,8 @@ class DocumentSync:
 
     def stored_documents(self) -> dict[tuple[str, str], StoredDocument]:
         """(library, relpath) → what the graph knows of every stored document of the configured libraries."""
-        return {
-            (row["library"], row["relpath"]): StoredDocument(row["uri"], row["hash"], row["stamp"])
-            for row in self.driver.execute_query(STORED_DOCUMENTS, libraries=sorted(self.libraries), database_=self.database).records
-        }
+        records = self.driver.execute_query(STORED_DOCUMENTS, libraries=sorted(self.libraries), database_=self.database).records
+        return {(library, relpath): StoredDocument(uri, digest, found) for library, relpath, uri, digest, found in records[0]["rows"]}
 
     def _remove(self, library: Library, relpath: str, keep_problems: bool = False) -> Outcome:
         uri = uris.document_uri(library.name, relpath)

@@ -20,7 +20,7 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_INDENTED_CODE = re.compile(r"^(?: {4}|\t)")
+_CODE_INDENTS = ("    ", "\t")
 _NOT_PARAGRAPH_START = re.compile(r"^ {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)")
 _REF_DEF = re.compile(
     r"""^ {0,3}\[([^\]]+)\]:[ \t]*<?([^\s>]*)>?(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$"""
@@ -34,8 +34,18 @@ _FULL_REF = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\[([^\]]*)\]")
 _SHORTCUT_REF = re.compile(r"(!?)\[([^\[\]]+)\](?![\[(:])")
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*)>")
 _BARE_URL = re.compile(r"(?<![(<\"'=])\bhttps?://[^\s<>\])]+")
+_CODE_SPAN_MARK = re.compile("\x00(\\d+)\x00")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?*_~'\""
+
+
+# A block's regex is tried only on lines whose first non-space character can open that block.
+_FENCE_HEADS = ("`", "~")
+_SETEXT_HEADS = ("=", "-")
+
+
+def _head(line: str) -> str:
+    return line.lstrip(" ")[:1]
 
 
 def _label(text: str) -> str:
@@ -81,7 +91,8 @@ def _definitions(lines: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     fence: str | None = None
     for line in lines:
-        opened = _FENCE.match(line)
+        head = _head(line)
+        opened = _FENCE.match(line) if head in _FENCE_HEADS else None
         if fence is not None:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) and not opened.group(2).strip():
                 fence = None
@@ -89,7 +100,7 @@ def _definitions(lines: list[str]) -> dict[str, str]:
         if opened:
             fence = opened.group(1)
             continue
-        match = _REF_DEF.match(line)
+        match = _REF_DEF.match(line) if head == "[" else None
         if match:
             found.setdefault(_label(match.group(1)), match.group(2))
     return found
@@ -116,10 +127,12 @@ class _Scanner:
                 line = line.split("-->", 1)[1]
             else:
                 return
-        line = _COMMENT.sub("", line)
         if "<!--" in line:
-            line, self.in_comment = line.split("<!--", 1)[0], True
-        fence = _FENCE.match(line)
+            line = _COMMENT.sub("", line)
+            if "<!--" in line:
+                line, self.in_comment = line.split("<!--", 1)[0], True
+        head = _head(line)
+        fence = _FENCE.match(line) if head in _FENCE_HEADS else None
         if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
             self._flush()
             self.fence = fence.group(1)
@@ -127,21 +140,21 @@ class _Scanner:
         if not line.strip():
             self._flush()
             return
-        if not self.paragraph and _INDENTED_CODE.match(line):
+        if not self.paragraph and line.startswith(_CODE_INDENTS):
             self.block.text_parts.append(line.strip())
             return
-        atx = _ATX.match(line)
+        atx = _ATX.match(line) if head == "#" else None
         if atx:
             self._flush()
             self._heading(atx.group(2) or "", len(atx.group(1)))
             return
-        setext = _SETEXT.match(line)
+        setext = _SETEXT.match(line) if head in _SETEXT_HEADS and self.paragraph else None
         if setext and self.paragraph and not _NOT_PARAGRAPH_START.match(self.paragraph[0]):
             title = " ".join(part.strip() for part in self.paragraph)
             self.paragraph = []
             self._heading(title, 1 if setext.group(1)[0] == "=" else 2)
             return
-        if _REF_DEF.match(line) and not self.paragraph:
+        if head == "[" and not self.paragraph and _REF_DEF.match(line):
             return
         self.paragraph.append(line)
 
@@ -149,7 +162,7 @@ class _Scanner:
         self._flush()
 
     def _in_fence(self, line: str) -> None:
-        closing = _FENCE.match(line)
+        closing = _FENCE.match(line) if _head(line) in _FENCE_HEADS else None
         if closing and closing.group(1)[0] == self.fence[0] and len(closing.group(1)) >= len(self.fence) and not closing.group(2).strip():
             self.fence = None
             return
@@ -178,7 +191,7 @@ class _Scanner:
             spans.append(match.group(2))
             return f"\x00{len(spans) - 1}\x00"
 
-        work = _CODE_SPAN.sub(hide_code, text)
+        work = _CODE_SPAN.sub(hide_code, text) if "`" in text else text
 
         def inline(match: re.Match[str]) -> str:
             label = match.group(2)
@@ -202,22 +215,27 @@ class _Scanner:
                 links.append((match.start(), RawLink(target, match.group(2), "reference")))
             return match.group(2)
 
-        work = _INLINE_LINK.sub(inline, work)
-        work = _FULL_REF.sub(full_ref, work)
-        work = _SHORTCUT_REF.sub(shortcut, work)
-        for match in _AUTOLINK.finditer(work):
-            links.append((match.start(), RawLink(match.group(1), match.group(1), "autolink")))
-        work = _AUTOLINK.sub(lambda match: match.group(1), work)
-        seen = {link.href for _, link in links}
-        for match in _BARE_URL.finditer(work):
-            url = match.group(0).rstrip(_TRAILING_PUNCT)
-            if url not in seen:
-                links.append((match.start(), RawLink(url, url, "autolink")))
+        # Each pass runs only where its opening character occurs: most lines of prose have none.
+        if "[" in work:
+            work = _INLINE_LINK.sub(inline, work)
+            work = _FULL_REF.sub(full_ref, work)
+            work = _SHORTCUT_REF.sub(shortcut, work)
+        if "<" in work:
+            for match in _AUTOLINK.finditer(work):
+                links.append((match.start(), RawLink(match.group(1), match.group(1), "autolink")))
+            work = _AUTOLINK.sub(lambda match: match.group(1), work)
+        if "://" in work:
+            seen = {link.href for _, link in links}
+            for match in _BARE_URL.finditer(work):
+                url = match.group(0).rstrip(_TRAILING_PUNCT)
+                if url not in seen:
+                    links.append((match.start(), RawLink(url, url, "autolink")))
         for offset, link in html_links(work):
             links.append((offset, link))
         ids = html_ids(work)
         readable = strip_html(work)
-        readable = re.sub("\x00(\\d+)\x00", lambda match: spans[int(match.group(1))], readable)
+        if spans:
+            readable = _CODE_SPAN_MARK.sub(lambda match: spans[int(match.group(1))], readable)
         return readable, [link for _, link in sorted(links, key=lambda item: item[0])], ids
 
 
