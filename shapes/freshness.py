@@ -15,6 +15,7 @@ from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
 from worker.runtime import redis_server
 from worker.settings import Settings
+from worker.tasks import names
 
 READ_SOURCES = f"""
 MATCH (s:{Label.SOURCE})
@@ -24,12 +25,6 @@ ORDER BY source
 """
 QUEUE = "celery"  # Celery's default queue: every lakegraph task goes there
 QUEUE_SAMPLE = 5000
-TASK_SOURCES = {
-    "lakegraph.sync_document": "documents", "lakegraph.sync_folder": "documents", "lakegraph.reconcile_documents": "documents",
-    "lakegraph.sync_table": "warehouse", "lakegraph.sync_warehouse": "warehouse",
-    "lakegraph.sync_glossary": "glossary",
-    "lakegraph.absorb_queries": "query-log", "lakegraph.poll_jobs": "query-log", "lakegraph.ingest_audit_file": "query-log",
-}
 
 
 @dataclass(frozen=True)
@@ -86,7 +81,7 @@ class FreshnessProbe:
                 task = json.loads(raw)["headers"]["task"]
             except (ValueError, KeyError, TypeError):
                 continue
-            counts[TASK_SOURCES.get(task, "other")] += 1
+            counts[names.SOURCE_OF.get(task, "other")] += 1
         return dict(counts)
 
 

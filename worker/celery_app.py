@@ -11,6 +11,7 @@ from celery import Celery
 
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
+from worker.tasks import names
 
 RESTORE_SWEEP = 5  # seconds
 # A sweep takes milliseconds; a worker killed while holding the sweep's lock must not stop every
@@ -22,12 +23,12 @@ TASK_MODULES = ["worker.tasks.maintenance", "worker.tasks.documents", "worker.ta
 
 def beat_schedule(settings: Settings) -> dict[str, dict]:
     schedule: dict[str, dict] = {
-        "reconcile-documents": {"task": "lakegraph.reconcile_documents", "schedule": settings.documents.reconcile_interval},
-        "reconcile-warehouse": {"task": "lakegraph.sync_warehouse", "schedule": settings.warehouse.reconcile_interval},
-        "settle-held-problems": {"task": "lakegraph.settle_held_problems", "schedule": HELD_PROBLEMS_SWEEP},
+        "reconcile-documents": {"task": names.RECONCILE_DOCUMENTS, "schedule": settings.documents.reconcile_interval},
+        "reconcile-warehouse": {"task": names.SYNC_WAREHOUSE, "schedule": settings.warehouse.reconcile_interval},
+        "settle-held-problems": {"task": names.SETTLE_HELD_PROBLEMS, "schedule": HELD_PROBLEMS_SWEEP},
     }
     if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
-        schedule["poll-jobs"] = {"task": "lakegraph.poll_jobs", "schedule": settings.warehouse.jobs_poll_interval}
+        schedule["poll-jobs"] = {"task": names.POLL_JOBS, "schedule": settings.warehouse.jobs_poll_interval}
     return schedule
 
 
@@ -66,7 +67,15 @@ def create_app(settings: Settings) -> Celery:
     return app
 
 
-# The worker's app. Its configuration is read lazily, on first use, so importing task modules
-# needs no running Redis.
-app = Celery("lakegraph", include=TASK_MODULES)
-app.add_defaults(lambda: celery_config(load_settings()))
+def configured_app(include: list[str]) -> Celery:
+    """An app for the configured settings, read lazily, on first use, so importing task modules
+    needs no running Redis."""
+    configured = Celery("lakegraph", include=include)
+    configured.add_defaults(lambda: celery_config(load_settings()))
+    return configured
+
+
+# The worker's app, and beat's (`-A worker.celery_app:beat_app`): beat sends tasks by name, and
+# the task modules would load the graph, warehouse and themes code into a process that runs none.
+app = configured_app(TASK_MODULES)
+beat_app = configured_app([])

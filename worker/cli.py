@@ -349,30 +349,9 @@ def _replay(ctx: Context, problem: Problem) -> None:
 @pass_context
 def watch(ctx: Context) -> None:
     """Watch the document libraries and the audit-log folder; enqueue a task per changed path (run by `up`)."""
-    import signal as signals
+    from worker.watch import run
 
-    from worker.celery_app import create_app
-    from worker.documents.watcher import RECONCILE, SYNC_GLOSSARY, Job, Watchers
-
-    app = create_app(ctx.settings)
-
-    def send(job: Job) -> None:
-        app.send_task(job.task, args=list(job.args))
-
-    watchers = Watchers(ctx.settings, send)
-    watchers.start()
-    app.send_task(RECONCILE)  # repair whatever changed while nobody watched
-    for job in watchers.existing_audit_files():
-        send(job)
-    if watchers.glossary is not None:
-        app.send_task(SYNC_GLOSSARY)
-    for sig in (signals.SIGINT, signals.SIGTERM):
-        signals.signal(sig, lambda *_: watchers.stopping.set())
-    names = [f"{library.name} ({library.root})" for library in watchers.libraries]
-    out.print(f"watching {', '.join([*names, f'audit logs ({watchers.audit_folder})'])}", highlight=False, markup=False)
-    watchers.run()
-    watchers.stop()
-    out.print(f"stopped after sending {watchers.sent} task(s)")
+    run(ctx.settings, lambda line: out.print(line, highlight=False, markup=False))
 
 
 @cli.group(invoke_without_command=True)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from worker.graph.connection import connect
@@ -35,6 +36,10 @@ class Child:
 
     name: str
     argv: list[str]
+    # What the kernel sends it if the supervisor dies. The Celery worker is killed outright: its warm
+    # shutdown waits on a broker that died with the same supervisor (it outlived a 15 s wait under
+    # load), and acks_late gives its task back.
+    orphan_signal: signal.Signals = signal.SIGTERM
     process: subprocess.Popen | None = None
     restarts: int = 0
     started_at: float = 0.0
@@ -76,7 +81,7 @@ class Stack:
         with open(self.logs_dir / f"{child.name}.log", "ab") as log:
             child.process = subprocess.Popen(
                 child.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self.env, preexec_fn=die_with_parent,
+                env=self.env, preexec_fn=partial(die_with_parent, child.orphan_signal),
             )
         child.started_at = time.monotonic()
 
@@ -141,13 +146,14 @@ def child_env(settings: Settings) -> dict[str, str]:
 
 
 def children(settings: Settings, serve: bool = False) -> list[Child]:
-    celery = [sys.executable, "-m", "celery", "-A", "worker.celery_app"]
+    celery = [sys.executable, "-m", "celery", "-A"]
     schedule = settings.state_path / "celerybeat-schedule"
     found = [
-        Child("worker", [*celery, "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"]),
-        Child("beat", [*celery, "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
+        Child("worker", [*celery, "worker.celery_app", "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"],
+              orphan_signal=signal.SIGKILL),
+        Child("beat", [*celery, "worker.celery_app:beat_app", "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
-    found.append(Child("watch", [sys.executable, "-m", "worker.cli", "watch"]))
+    found.append(Child("watch", [sys.executable, "-m", "worker.watch"]))  # lean: not the whole CLI
     if settings.pubsub.subscription:
         found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"]))
     if serve:

@@ -1,7 +1,7 @@
 """Document-graph benchmark (not a test): full load, edit-to-search latency, no-op and delete costs,
 and PDF against Markdown throughput on one library rendered both ways.
 
-    python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--formats-only | --reloads-only]
+    python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--burst 2000] [--formats-only | --real-only]
 
 Starts its own local Neo4j + GDS and embedded Redis in a temporary state folder, generates a
 corpus (about 10 sections and 5 cross-document links per document) and prints each figure with
@@ -10,8 +10,11 @@ a ratio against a baseline measured in the same run:
 - one edit through watcher + Celery vs applying that edit by a full reload;
 - a reconcile repairing 200 changed files vs repairing 200 one file per transaction;
 - loading the rendered library as PDFs vs loading it as Markdown (tests/rendered_library.py);
-- with --reloads-only: reloading the real PowerShell estate and the rendered PDFs unchanged, and
-  with every file touched, vs their first load.
+- beat's and the watcher's resident memory vs the Celery worker's;
+- a burst of saves to distinct files, applied by two workers vs one;
+- with --real-only: the real PowerShell estate loaded once and as three libraries (about 9,000
+  pages), and it and the rendered PDFs reloaded unchanged and with every file touched, vs their
+  first load.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 from pypdf import PdfReader
 
 from tests import rendered_library
@@ -46,6 +50,10 @@ from worker.runtime.processes import wait_until
 from worker.settings import load_settings
 
 SEARCH = "CALL db.index.fulltext.queryNodes('document_text', $q) YIELD node RETURN count(node) AS hits"
+BURST_DONE = """
+CALL db.index.fulltext.queryNodes('document_text', $q) YIELD node
+RETURN count(DISTINCT coalesce(node.doc_uri, node.uri)) AS documents
+"""
 BASELINE_SAMPLE = 500
 
 
@@ -54,9 +62,10 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
-def reload_costs(settings, driver, database: str, work: Path, rendered: int) -> list[tuple[str, str, str]]:
-    """Loading an unchanged library again, and one whose every file was touched (same bytes, new
-    modification time), against its first load: the real Markdown estate and rendered PDFs."""
+def real_estate_costs(settings, driver, database: str, work: Path, rendered: int) -> list[tuple[str, str, str]]:
+    """The real Markdown estate loaded as one library and as three (the same files under three
+    names), then reloads of an unchanged library and of one whose every file was touched (same
+    bytes, new modification time) against its first load: the real estate and rendered PDFs."""
     from tests.corpora import unpack_powershell_docs
 
     libraries = {
@@ -65,6 +74,17 @@ def reload_costs(settings, driver, database: str, work: Path, rendered: int) -> 
     }
     rendered_library.write(libraries[f"{rendered} rendered PDFs"], "pdf", documents=rendered)
     results = []
+    loads = {}
+    for copies in (1, 3):
+        wipe(driver)
+        schema.apply(driver, database)
+        named = [{"name": f"ps{copy}", "root": str(libraries["PowerShell docs"])} for copy in range(copies)]
+        loads[copies] = load(DocumentSync(settings.with_section("documents", libraries=named), driver, database))
+    for copies, report in loads.items():
+        results.append((f"full load: real estate x{copies}", f"{report.sections_per_second:,.0f} sections/s ({report.documents} pages, "
+                        f"{report.sections} sections, {report.seconds:.1f} s; "
+                        + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stage_seconds.items()) + ")",
+                        f"{report.sections_per_second / loads[1].sections_per_second:.2f}x the one-library load"))
     for name, root in libraries.items():
         wipe(driver)
         schema.apply(driver, database)
@@ -81,6 +101,58 @@ def reload_costs(settings, driver, database: str, work: Path, rendered: int) -> 
                         f"{unchanged.seconds / first.seconds:.2f}x and {touched.seconds / first.seconds:.2f}x the first load "
                         f"({first.documents} documents, {first.seconds:.1f} s)"))
     return results
+
+
+def live_stack(settings, env: dict[str, str], concurrency: int) -> list[subprocess.Popen]:
+    """A Celery worker and the watcher as `lakegraph up` starts them, once both are ready."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", str(concurrency), "--loglevel", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    app = create_app(settings)
+    wait_until(lambda: bool(app.control.ping(timeout=0.5)), 60, "celery worker")
+    watcher = subprocess.Popen([sys.executable, "-m", "worker.watch"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    watcher.stdout.readline()
+    time.sleep(2)  # the watcher's start-up reconcile
+    return [worker, watcher]
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=30)
+    processes.clear()
+
+
+def process_sizes(settings, env: dict[str, str], stack: list[subprocess.Popen]) -> tuple[str, str, str]:
+    """Resident memory of beat and the watcher (which only send task names) against the Celery worker's
+    main process (which imports everything), all idle after start-up."""
+    schedule = settings.state_path / "bench-beat-schedule"
+    beat = subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app:beat_app", "beat", "--schedule", str(schedule)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(5)
+        sizes = {name: psutil.Process(process.pid).memory_info().rss / 2**20
+                 for name, process in (("beat", beat), ("watcher", stack[1]), ("worker", stack[0]))}
+    finally:
+        stop([beat])
+    return ("beat / watcher RSS", f"beat {sizes['beat']:.0f} MB, watcher {sizes['watcher']:.0f} MB (target < 120 MB)",
+            f"{max(sizes['beat'], sizes['watcher']) / sizes['worker']:.2f}x the worker's main process ({sizes['worker']:.0f} MB)")
+
+
+def burst(driver, root: Path, docs: int, edits: int, seed: int) -> float:
+    """Seconds from the first of `edits` saves (distinct files, written as fast as possible) until
+    every one is searchable."""
+    token = f"burstseed{seed}x"
+    began = time.monotonic()
+    for index in random.Random(seed).sample(range(docs), edits):
+        path = root / relpath(index)
+        path.write_text(path.read_text() + f"\n{token}\n")
+    while driver.execute_query(BURST_DONE, q=token).records[0]["documents"] < edits:
+        if time.monotonic() - began > 900:
+            raise RuntimeError(f"the {edits}-edit burst was not searchable within 15 minutes")
+        time.sleep(0.1)
+    return time.monotonic() - began
 
 
 def format_throughput(settings, driver, database: str, work: Path, documents: int) -> list[tuple[str, str, str]]:
@@ -117,9 +189,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--edits", type=int, default=50)
     parser.add_argument("--heap", default="2g")
+    parser.add_argument("--burst", type=int, default=2000, help="saves in the burst run with one worker, then two")
     parser.add_argument("--rendered", type=int, default=300, help="documents in the library loaded as PDF and as Markdown")
     parser.add_argument("--formats-only", action="store_true", help="only the PDF against Markdown figure")
-    parser.add_argument("--reloads-only", action="store_true", help="only the reloads of unchanged libraries (real Markdown, rendered PDF)")
+    parser.add_argument("--real-only", action="store_true", help="only the real estate's loads and the reloads of unchanged libraries")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lakegraph-bench-"))
@@ -129,7 +202,7 @@ def main() -> None:
         documents={"libraries": [{"name": "bench", "root": str(root)}]},
     )
     sections = 0
-    if not (args.formats_only or args.reloads_only):
+    if not (args.formats_only or args.real_only):
         print(f"generating {args.docs} documents in {root}")
         sections = generate(root, args.docs)
     neo4j = neo4j_server.start(settings)
@@ -140,8 +213,8 @@ def main() -> None:
         driver, where = connect(settings)
         schema.apply(driver, where.database)
         sync = DocumentSync(settings, driver, where.database)
-        if args.reloads_only:
-            for name, figure, ratio in reload_costs(settings, driver, where.database, work, args.rendered):
+        if args.real_only:
+            for name, figure, ratio in real_estate_costs(settings, driver, where.database, work, args.rendered):
                 print(f"  {name:<28} {figure}\n  {'':<28} {ratio}")
             return
         results = format_throughput(settings, driver, where.database, work, args.rendered)
@@ -180,18 +253,7 @@ def main() -> None:
             "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password, "LAKEGRAPH_REDIS__URL": redis.url,
             "LAKEGRAPH_DOCUMENTS__LIBRARIES": json.dumps([{"name": "bench", "root": str(root)}]),
         }
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ))
-        app = create_app(settings)
-        wait_until(lambda: bool(app.control.ping(timeout=0.5)), 60, "celery worker")
-        processes.append(subprocess.Popen(
-            [shutil.which("lakegraph") or str(Path(sys.executable).parent / "lakegraph"), "watch"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        ))
-        processes[-1].stdout.readline()
-        time.sleep(2)  # the watcher's start-up reconcile
+        processes.extend(live_stack(settings, env, concurrency=2))
 
         def visible(token: str) -> float:
             began = time.monotonic()
@@ -215,10 +277,15 @@ def main() -> None:
                         "(watchdog → closed after writing: at once → Celery → Neo4j)",
                         f"a full reload applying the same edit takes {reload_seconds:.1f} s: {reload_seconds / p50:.0f}x slower"))
 
-        for process in processes:
-            process.terminate()
-            process.wait(timeout=30)
-        processes.clear()
+        results.append(process_sizes(settings, env, processes))
+        stop(processes)
+        bursts = {}
+        for concurrency in (1, 2):
+            processes.extend(live_stack(settings, env, concurrency))
+            bursts[concurrency] = burst(driver, root, args.docs, args.burst, seed=concurrency)
+            stop(processes)
+        results.append((f"{args.burst}-edit burst", f"2 workers: {args.burst / bursts[2]:,.0f} edits/s ({bursts[2]:.1f} s to all searchable)",
+                        f"{bursts[1] / bursts[2]:.2f}x one worker ({args.burst / bursts[1]:,.0f} edits/s, {bursts[1]:.1f} s)"))
         unchanged = []
         for index in range(20):
             began = time.monotonic()

@@ -19,6 +19,7 @@ from tests.helpers import clean_env
 from worker.celery_app import create_app
 from worker.runtime import redis_server
 from worker.settings import Settings
+from worker.tasks import names
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -61,10 +62,10 @@ def test_celery_task_runs_in_a_separate_worker_process(
     )
     try:
         app = create_app(_with_redis(neo4j_service, redis_service))
-        result = app.send_task("lakegraph.apply_schema").get(timeout=120)
+        result = app.send_task(names.APPLY_SCHEMA).get(timeout=120)
         assert set(result) == {"created", "existing"}
         assert "document_text" in result["created"] + result["existing"]
-        again = app.send_task("lakegraph.apply_schema").get(timeout=60)
+        again = app.send_task(names.APPLY_SCHEMA).get(timeout=60)
         assert again["created"] == []  # idempotent
     finally:
         worker.terminate()

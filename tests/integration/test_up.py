@@ -40,8 +40,8 @@ def test_up_reaches_ready_and_stops_everything_within_ten_seconds(tmp_path: Path
         family = psutil.Process(process.pid).children(recursive=True)
         names = " ".join(" ".join(child.cmdline()) for child in family)
         assert "CommunityEntryPoint" in names and "redis-server" in names
-        assert "celery -A worker.celery_app worker" in names and "celery -A worker.celery_app beat" in names
-        assert "worker.cli watch" in names
+        assert "celery -A worker.celery_app worker" in names and "celery -A worker.celery_app:beat_app beat" in names
+        assert "-m worker.watch" in names
 
         (library / "hello.md").write_text("# Hello\nSee [nowhere](missing.md).\n")
         deadline = time.monotonic() + 20
@@ -72,4 +72,4 @@ def test_killed_supervisor_leaves_no_orphans(tmp_path: Path) -> None:
     deadline = time.monotonic() + 15
     while any(is_alive(child.pid) for child in family) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert [" ".join(child.cmdline()[:2]) for child in family if is_alive(child.pid)] == []
+    assert [" ".join(child.cmdline()[:5]) for child in family if is_alive(child.pid)] == []

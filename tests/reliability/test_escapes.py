@@ -21,6 +21,7 @@ from worker.celery_app import create_app
 from worker.graph.schema import Label
 from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
+from worker.tasks import names
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.reliability]
 QUERIES = f"MATCH (q:{Label.QUERY}) RETURN count(q) AS n"
@@ -29,14 +30,14 @@ QUERIES = f"MATCH (q:{Label.QUERY}) RETURN count(q) AS n"
 def _refusals(live: Live, outside: Path) -> list[tuple[str, tuple]]:
     audit = Path(live.env["LAKEGRAPH_STATE_DIR"]) / "audit-logs"
     return [
-        ("lakegraph.sync_document", ("lib", "../secret.md")),
-        ("lakegraph.sync_document", ("lib", str(outside / "secret.md"))),
-        ("lakegraph.sync_document", ("lib", "batch/../../secret.md")),
-        ("lakegraph.sync_folder", ("lib", "..")),
-        ("lakegraph.sync_folder", ("lib", str(outside))),
-        ("lakegraph.ingest_audit_file", (str(outside / "jobs.json"),)),
-        ("lakegraph.ingest_audit_file", (f"{audit}/../../jobs.json",)),
-        ("lakegraph.ingest_audit_file", ("/etc/passwd",)),
+        (names.SYNC_DOCUMENT, ("lib", "../secret.md")),
+        (names.SYNC_DOCUMENT, ("lib", str(outside / "secret.md"))),
+        (names.SYNC_DOCUMENT, ("lib", "batch/../../secret.md")),
+        (names.SYNC_FOLDER, ("lib", "..")),
+        (names.SYNC_FOLDER, ("lib", str(outside))),
+        (names.INGEST_AUDIT_FILE, (str(outside / "jobs.json"),)),
+        (names.INGEST_AUDIT_FILE, (f"{audit}/../../jobs.json",)),
+        (names.INGEST_AUDIT_FILE, ("/etc/passwd",)),
     ]
 
 

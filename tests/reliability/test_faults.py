@@ -33,6 +33,7 @@ from worker.errors import LakegraphError
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import free_port, wait_until
 from worker.settings import load_settings
+from worker.tasks import names
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.reliability]
 BURST = 2000
@@ -49,7 +50,7 @@ def settle(live: Live, driver: Driver, expected: int, timeout: float) -> int:
         pass
     live.quiesce()
     before = driver.execute_query(DOCUMENTS).records[0]["n"]
-    create_app(live.settings()).send_task("lakegraph.reconcile_documents").get(timeout=120)
+    create_app(live.settings()).send_task(names.RECONCILE_DOCUMENTS).get(timeout=120)
     live.quiesce()
     return before
 
@@ -104,7 +105,7 @@ def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
             through_retries = count()
             app = create_app(settings.with_section("redis", url=redis_server.broker_url(settings)))
             wait_until(lambda: bool(app.control.ping(timeout=1)), 60, "a worker answering again")
-            app.send_task("lakegraph.reconcile_documents").get(timeout=180)
+            app.send_task(names.RECONCILE_DOCUMENTS).get(timeout=180)
             documents, differences = differences_from_files(up_driver, settings)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -233,14 +234,14 @@ def test_work_failing_while_neo4j_is_down_is_held_counted_and_moved_to_the_graph
             token = (Path(live.env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
             app = create_app(live.settings())
             neo4j_server.stop(settings)
-            failing = app.send_task("lakegraph.sync_document", args=["lib", "../outside.md"])  # fails for good, at once
+            failing = app.send_task(names.SYNC_DOCUMENT, args=["lib", "../outside.md"])  # fails for good, at once
             failing.get(timeout=120, propagate=False)
             broker = redis_server.client(redis_service.url, 5)
             wait_until(lambda: broker.hlen(problems.HELD) == 1, 60, "the failure held in Redis")
             held_while_down = metric(base, token, "lakegraph_problems_held")
             listed = run_cli("errors", env=live.env)  # the graph is down: held problems still listed
             neo4j_server.start(settings)
-            moved = app.send_task("lakegraph.settle_held_problems").get(timeout=120)  # what beat sends every minute
+            moved = app.send_task(names.SETTLE_HELD_PROBLEMS).get(timeout=120)  # what beat sends every minute
             [problem] = problems.listing(own_driver, "neo4j")
             after = (metric(base, token, "lakegraph_problems_held"), metric(base, token, 'lakegraph_problems{kind="failed"}'))
         finally:

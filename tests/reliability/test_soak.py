@@ -37,7 +37,7 @@ RUNS = "MATCH (r:QueryRun) RETURN count(r) AS n"
 FAILED = "MATCH (p:Problem {kind: 'failed'}) RETURN count(p) AS n"
 ROLES = (  # (role, a piece of its command line), first match wins
     ("neo4j", "CommunityEntryPoint"), ("redis", "redis-server"), ("worker", "celery -A worker.celery_app worker"),
-    ("beat", "celery -A worker.celery_app beat"), ("watch", "worker.cli watch"), ("subscribe", "worker.cli subscribe"),
+    ("beat", "celery -A worker.celery_app:beat_app beat"), ("watch", "-m worker.watch"), ("subscribe", "worker.cli subscribe"),
     ("serve", "worker.cli serve"), ("supervisor", "lakegraph demo"),
 )
 PYTHON_ROLES = ("worker", "beat", "watch", "subscribe", "serve", "supervisor")

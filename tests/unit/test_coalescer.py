@@ -7,7 +7,8 @@ from pathlib import Path
 
 from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent
 
-from worker.documents.watcher import SYNC_DOCUMENT, Coalescer, GlossaryHandler, Job, LibraryHandler
+from worker.documents.watcher import Coalescer, GlossaryHandler, Job, LibraryHandler
+from worker.tasks import names
 
 
 class Clock:
@@ -21,7 +22,7 @@ class Clock:
 def test_events_of_a_write_under_way_become_one_job_after_a_quiet_window() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
-    job = Job("lakegraph.sync_document", ("lib", "a.md"))
+    job = Job(names.SYNC_DOCUMENT, ("lib", "a.md"))
     for step in range(10):
         clock.now = step * 0.05
         coalescer.add(job)
@@ -35,7 +36,7 @@ def test_events_of_a_write_under_way_become_one_job_after_a_quiet_window() -> No
 def test_a_settled_change_is_due_at_once_and_ends_the_wait() -> None:
     clock = Clock()
     coalescer = Coalescer(0.2, clock)
-    job = Job("lakegraph.sync_document", ("lib", "a.md"))
+    job = Job(names.SYNC_DOCUMENT, ("lib", "a.md"))
     coalescer.add(job)  # modified: the write is under way
     clock.now = 0.01
     assert coalescer.due() == []
@@ -53,7 +54,7 @@ def test_library_events_that_settle_a_file(tmp_path: Path) -> None:
     assert coalescer.due() == []
     handler.on_any_event(FileClosedEvent(str(tmp_path / "a.md")))
     handler.on_any_event(FileMovedEvent(str(tmp_path / ".a.md.swp"), str(tmp_path / "b.md")))
-    assert coalescer.due() == [Job(SYNC_DOCUMENT, ("lib", "a.md")), Job(SYNC_DOCUMENT, ("lib", "b.md"))]
+    assert coalescer.due() == [Job(names.SYNC_DOCUMENT, ("lib", "a.md")), Job(names.SYNC_DOCUMENT, ("lib", "b.md"))]
 
 
 def test_paths_are_independent_and_everything_flushes_at_shutdown() -> None:

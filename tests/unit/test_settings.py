@@ -10,6 +10,7 @@ import pytest
 from tests.helpers import assert_one_line_error, clean_env, run_cli
 from worker.errors import LakegraphError
 from worker.settings import DEFAULTS_FILE, load_settings, mask_url
+from worker.tasks import names
 
 
 def test_defaults_come_from_the_documented_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,7 +127,7 @@ def test_the_celery_configuration_follows_the_worker_settings() -> None:
     assert config["broker_transport_options"]["visibility_timeout"] == 42
     assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
     schedule = config["beat_schedule"]
-    assert schedule["settle-held-problems"] == {"task": "lakegraph.settle_held_problems", "schedule": HELD_PROBLEMS_SWEEP}
+    assert schedule["settle-held-problems"] == {"task": names.SETTLE_HELD_PROBLEMS, "schedule": HELD_PROBLEMS_SWEEP}
     assert schedule["reconcile-documents"]["schedule"] == settings.documents.reconcile_interval
     with pytest.raises(LakegraphError, match="visibility_timeout"):
         load_settings(worker={"visibility_timeout": 1})

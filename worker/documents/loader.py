@@ -21,13 +21,13 @@ from worker.documents.source import Skipped, build, file_hash, read_bytes
 from worker.documents.sync import (
     ALL_KINDS,
     SOURCE,
-    SYNC_TASK,
     DocumentSync,
     ReconcileReport,
     StoredDocument,
     problem_key,
 )
 from worker.documents.writer import PreparedDocument, prepare
+from worker.tasks.names import SYNC_DOCUMENT
 
 WRITE_BATCH = 200
 RESOLVE_BATCH = 5000
@@ -148,12 +148,12 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         elif isinstance(item, tuple):
             library, relpath, reason = item
             report.skipped += 1
-            problems.record(sync.driver, sync.database, SOURCE, f"{library}:{relpath}", "skipped", reason, SYNC_TASK, [library, relpath])
+            problems.record(sync.driver, sync.database, SOURCE, f"{library}:{relpath}", "skipped", reason, SYNC_DOCUMENT, [library, relpath])
         elif item.uri in seen_uris:
             report.conflicts += 1
             problems.record(
                 sync.driver, sync.database, SOURCE, f"{item.library}:{item.relpath}", "conflict",
-                f"same URI {item.uri} as {seen_uris[item.uri]}; rename one of them", SYNC_TASK, [item.library, item.relpath],
+                f"same URI {item.uri} as {seen_uris[item.uri]}; rename one of them", SYNC_DOCUMENT, [item.library, item.relpath],
             )
         else:
             seen_uris[item.uri] = item.relpath

@@ -25,10 +25,9 @@ from worker.documents.writer import (
 )
 from worker.graph.schema import Label
 from worker.settings import Settings
+from worker.tasks.names import RECONCILE_DOCUMENTS, SYNC_DOCUMENT
 
 SOURCE = "documents"
-SYNC_TASK = "lakegraph.sync_document"
-RECONCILE_TASK = "lakegraph.reconcile_documents"
 ALL_KINDS: tuple[problems.Kind, ...] = ("skipped", "warning", "failed", "conflict")
 
 Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "conflict"]
@@ -161,18 +160,18 @@ class DocumentSync:
             problems.record(
                 self.driver, self.database, SOURCE, f"id:{doc_id}", "conflict",
                 f"document id {doc_id!r} is declared by {', '.join(holders)}; links by id go to {holders[0]}",
-                RECONCILE_TASK, [],
+                RECONCILE_DOCUMENTS, [],
             )
 
     def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
-        problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_TASK, [library, relpath])
+        problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_DOCUMENT, [library, relpath])
 
     def loop_reporter(self, library: Library):
         def report(folder) -> None:
             relfolder = folder.relative_to(library.root).as_posix()
             problems.record(
                 self.driver, self.database, SOURCE, problem_key(library.name, relfolder), "skipped",
-                "symlink loop: this folder is already part of the library", RECONCILE_TASK, [],
+                "symlink loop: this folder is already part of the library", RECONCILE_DOCUMENTS, [],
             )
 
         return report

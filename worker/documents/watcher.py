@@ -23,15 +23,11 @@ from watchdog.observers import Observer
 
 from worker.documents.library import Library, libraries
 from worker.settings import Settings
-from worker.warehouse.audit_files import SUFFIXES, folder_files
+from worker.tasks.names import INGEST_AUDIT_FILE, SYNC_DOCUMENT, SYNC_FOLDER, SYNC_GLOSSARY
+from worker.warehouse.audit_folder import folder_files, is_audit_log
 
 log = logging.getLogger(__name__)
 
-SYNC_DOCUMENT = "lakegraph.sync_document"
-SYNC_FOLDER = "lakegraph.sync_folder"
-RECONCILE = "lakegraph.reconcile_documents"
-INGEST_AUDIT_FILE = "lakegraph.ingest_audit_file"
-SYNC_GLOSSARY = "lakegraph.sync_glossary"
 TICK = 0.02
 RETRY_DELAY = 1.0
 
@@ -111,7 +107,7 @@ class AuditFolderHandler(FileSystemEventHandler):
             return
         raw = event.dest_path if event.event_type == "moved" else event.src_path
         path = Path(raw.decode() if isinstance(raw, bytes) else raw)
-        if path.suffix in SUFFIXES and not path.name.startswith("."):
+        if is_audit_log(path):
             self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)), settled=event.event_type in SETTLED_EVENTS)
 
 

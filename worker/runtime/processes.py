@@ -82,10 +82,10 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
         return False
 
 
-def die_with_parent() -> None:
-    """preexec_fn: have the kernel send SIGTERM to the child if its supervisor dies, so no orphan stays."""
+def die_with_parent(sig: signal.Signals = signal.SIGTERM) -> None:
+    """preexec_fn: have the kernel send `sig` to the child if its supervisor dies, so no orphan stays."""
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    libc.prctl(PR_SET_PDEATHSIG, sig)
 
 
 def wait_until(

@@ -7,18 +7,18 @@ from dataclasses import asdict
 from worker import problems
 from worker.celery_app import app
 from worker.graph.setup import apply_schema as apply_configured_schema
-from worker.tasks import context
+from worker.tasks import context, names
 from worker.tasks.base import LakegraphTask
 
 
-@app.task(name="lakegraph.apply_schema", base=LakegraphTask)
+@app.task(name=names.APPLY_SCHEMA, base=LakegraphTask)
 def apply_schema() -> dict[str, list[str]]:
     """Create any missing constraint or index; idempotent, so every start of the stack runs it."""
     driver, where = context.graph()
     return asdict(apply_configured_schema(context.settings(), driver, where.database))
 
 
-@app.task(name="lakegraph.settle_held_problems", base=LakegraphTask)
+@app.task(name=names.SETTLE_HELD_PROBLEMS, base=LakegraphTask)
 def settle_held_problems() -> int:
     """Problems held in Redis while the graph was down, moved into the graph (beat, every minute)."""
     driver, where = context.graph()

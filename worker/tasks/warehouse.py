@@ -7,7 +7,7 @@ from dataclasses import asdict
 from worker.celery_app import app
 from worker.google_clients import bigquery_client
 from worker.paths import contained
-from worker.tasks import context
+from worker.tasks import context, names
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files
 from worker.warehouse.events import query_event
@@ -19,32 +19,32 @@ class WarehouseTask(LakegraphTask):
     problem_source = SOURCE
 
 
-@app.task(name="lakegraph.sync_table", base=WarehouseTask)
+@app.task(name=names.SYNC_TABLE, base=WarehouseTask)
 def sync_table(schema: str, table: str) -> dict:
     """A table was created, changed or deleted: re-read just that table."""
     return asdict(context.warehouse().sync_table(schema, table))
 
 
-@app.task(name="lakegraph.sync_warehouse", base=WarehouseTask)
+@app.task(name=names.SYNC_WAREHOUSE, base=WarehouseTask)
 def sync_warehouse() -> dict:
     """Drift reconcile: every configured schema re-read, so a missed event is repaired."""
     return context.warehouse().sync_all()
 
 
-@app.task(name="lakegraph.sync_glossary", base=WarehouseTask)
+@app.task(name=names.SYNC_GLOSSARY, base=WarehouseTask)
 def sync_glossary() -> dict | None:
     """The glossary file changed: BusinessTerms and TAGGED_WITH follow it, removals included."""
     report = context.warehouse().sync_glossary()
     return None if report is None else asdict(report)
 
 
-@app.task(name="lakegraph.absorb_queries", base=WarehouseTask)
+@app.task(name=names.ABSORB_QUERIES, base=WarehouseTask)
 def absorb_queries(events: list[dict]) -> dict:
     """Finished query jobs into Query, USES and JOINS_WITH (each job id counts once)."""
     return asdict(context.query_graph().absorb([query_event(event) for event in events]))
 
 
-@app.task(name="lakegraph.poll_jobs", base=WarehouseTask)
+@app.task(name=names.POLL_JOBS, base=WarehouseTask)
 def poll_jobs() -> dict:
     """BigQuery without a sink: new jobs from INFORMATION_SCHEMA.JOBS_BY_PROJECT since the watermark."""
     settings = context.settings()
@@ -56,7 +56,7 @@ def poll_jobs() -> dict:
     return asdict(poller.poll())
 
 
-@app.task(name="lakegraph.ingest_audit_file", base=WarehouseTask)
+@app.task(name=names.INGEST_AUDIT_FILE, base=WarehouseTask)
 def ingest_audit_file(path: str) -> dict:
     """An exported audit-log file: its query jobs absorbed, its table events refreshed, bad entries
     recorded. Only a file inside the audit-log folder is read, whoever sent the message."""

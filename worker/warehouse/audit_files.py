@@ -20,9 +20,8 @@ from worker.warehouse.audit_log import (
 )
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import SOURCE, WarehouseSync
+from worker.tasks.names import INGEST_AUDIT_FILE
 
-SUFFIXES = (".json", ".ndjson", ".jsonl")
-INGEST_TASK = "lakegraph.ingest_audit_file"
 
 
 @dataclass
@@ -65,7 +64,7 @@ def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
     if found.poison:
         problems.record(
             warehouse.driver, warehouse.database, SOURCE, key, "skipped",
-            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), INGEST_TASK, [str(path)],
+            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), INGEST_AUDIT_FILE, [str(path)],
         )
     batch = [event for event in found.events if isinstance(event, QueryEvent)]
     report = asdict(queries.absorb(batch)) if batch else {}
@@ -75,12 +74,3 @@ def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
         warehouse.sync_table(event.dataset, event.table)
     return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}
 
-
-def folder_files(folder: Path) -> list[Path]:
-    """The audit-log files in a folder, in name order (hidden files skipped)."""
-    if not folder.is_dir():
-        return []
-    return [
-        path for path in sorted(folder.rglob("*"))
-        if path.suffix in SUFFIXES and path.is_file() and not path.name.startswith(".")
-    ]

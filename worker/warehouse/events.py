@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from worker.warehouse.audit_log import Event, Ignored, QueryEvent, TableEvent
+from worker.tasks.names import ABSORB_QUERIES, SYNC_TABLE
 
-ABSORB_QUERIES = "lakegraph.absorb_queries"
-SYNC_TABLE = "lakegraph.sync_table"
 
 Send = Callable[[str, list], None]  # task name, args
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from neo4j import Driver
 
 from worker.settings import Settings
-from worker.warehouse.audit_files import folder_files, ingest
+from worker.warehouse.audit_files import ingest
+from worker.warehouse.audit_folder import folder_files
 from worker.warehouse.glossary import GlossaryReport
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync

@@ -16,9 +16,9 @@ from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter
+from worker.tasks.names import SYNC_GLOSSARY
 
 SOURCE = "warehouse"
-SYNC_GLOSSARY = "lakegraph.sync_glossary"
 
 
 class WarehouseSync:
