@@ -128,7 +128,9 @@ class Shapes:
     def themes(self, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200) -> Answer:
         return self._answer(
             "themes", themes_shape.render,
-            lambda: themes_shape.themes(self.driver, self.database, level, theme, cursor, limit, self.settings.shapes.answer_tokens * CHARS_PER_TOKEN),
+            lambda: themes_shape.themes(
+                self.driver, self.database, level, theme, cursor, limit, budget_chars=self.settings.shapes.answer_tokens * CHARS_PER_TOKEN,
+            ),
         )
 
     def theme_changes(self, since: str) -> Answer:

@@ -99,7 +99,7 @@ class ThemesResult:
 
 def themes(
     driver: Driver, database: str, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200,
-    budget_chars: int = 32_000,
+    *, budget_chars: int,
 ) -> ThemesResult:
     """The themes at a level, largest first, as many as fit `budget_chars` of JSON (whole themes
     only, at least one; `next_cursor` continues after the last shown); or, with `theme`, that

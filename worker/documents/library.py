@@ -25,12 +25,8 @@ class Library:
 
     def relpath(self, path: Path) -> str | None:
         """The library-relative POSIX path of a file lakegraph should load, else None."""
-        try:
-            relative = Path(os.path.abspath(path)).relative_to(self.root)
-        except ValueError:
-            return None
-        posix = relative.as_posix()
-        return posix if posix != "." and self.accepts(posix) else None
+        relative = self.folder_relpath(path)
+        return relative if relative and self._accepts_name(relative.rsplit("/", 1)[-1]) else None
 
     def accepts(self, relpath: str) -> bool:
         parts = PurePosixPath(relpath).parts
@@ -40,7 +36,8 @@ class Library:
         return not name.startswith(".") and not _IGNORED.match(name) and name.lower().endswith(self.extensions)
 
     def folder_relpath(self, path: Path) -> str | None:
-        """The library-relative path of a folder inside the library ('' for the root), else None."""
+        """The library-relative path of a folder inside the library ('' for the root), else None (also
+        for one below a hidden folder)."""
         try:
             relative = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
         except ValueError:

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from worker import problems
 from worker.documents.library import Library
@@ -79,8 +79,7 @@ def _parse(job: Job) -> Parsed:
         data, stamp = read_bytes(library, relpath, rules)
         if known is not None and known.file_hash == file_hash(data):
             return Touched(known.uri, relpath, stamp)
-        record = replace(build(library.name, relpath, data, rules), stamp=stamp)
-        return prepare(record, rules.id_schemes, str(library.path(relpath)))
+        return prepare(build(library.name, relpath, data, rules, stamp), rules.id_schemes, str(library.path(relpath)))
     except (Skipped, FileNotFoundError) as err:
         return (library.name, relpath, str(err) or "vanished while loading")
 

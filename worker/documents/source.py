@@ -67,7 +67,7 @@ def stamp_of(path: str | Path) -> str | None:
 
 def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord:
     data, found = read_bytes(library, relpath, rules)
-    return replace(build(library.name, relpath, data, rules), stamp=found)
+    return build(library.name, relpath, data, rules, stamp=found)
 
 
 def read_bytes(library: Library, relpath: str, rules: DocumentRules) -> tuple[bytes, str]:
@@ -87,8 +87,9 @@ def read_bytes(library: Library, relpath: str, rules: DocumentRules) -> tuple[by
         raise Skipped(f"unreadable: {err.strerror or err}") from None
 
 
-def build(library: str, relpath: str, data: bytes, rules: DocumentRules) -> DocumentRecord:
-    """Parse bytes as the document at `relpath` (pure: no file system, no graph)."""
+def build(library: str, relpath: str, data: bytes, rules: DocumentRules, stamp: str | None = None) -> DocumentRecord:
+    """Parse bytes as the document at `relpath` (pure: no file system, no graph); `stamp` is the
+    file's when the bytes were read, if they came from one."""
     fmt = FORMATS[PurePosixPath(relpath).suffix.lower()]
     problems: list[str] = []
     if fmt == "pdf":
@@ -106,7 +107,7 @@ def build(library: str, relpath: str, data: bytes, rules: DocumentRules) -> Docu
             problems.append(f"not valid UTF-8 (byte {err.start}); decoded with replacement characters")
         parsed = markdown.parse(text) if fmt == "markdown" else html.parse(text)
     problems.extend(parsed.problems)
-    return _record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields)
+    return replace(_record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields), stamp=stamp)
 
 
 def _declared_id(front_matter: dict[str, object], fields: tuple[str, ...]) -> str | None:
