@@ -1,177 +1,119 @@
-"""The read commands of `lakegraph`: each shape as text (default) or `--json`, and `serve`."""
+"""The read commands of `lakegraph`, made from the shape specs (text by default, one JSON document
+with `--json`), and `serve`."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 import click
+from pydantic.fields import FieldInfo
 
-from shapes.service import Answer, Shapes
+from shapes.service import Shapes
+from shapes.spec import ShapeSpec, limits
 from worker.cli_support import Context, emit_json, out, pass_context
 from worker.errors import LakegraphError
 from worker.graph.connection import connect
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+WATCH_INTERVAL = 2.0  # seconds between looks with --watch
 
 
-def answer(ctx: Context, as_json: bool, call: Callable[[Shapes], Answer]) -> None:
-    driver, where = connect(ctx.settings)
-    with driver:
-        result = call(Shapes(ctx.settings, driver, where.database))
-    if as_json:
-        emit_json(result.data())
-    else:
-        out.print(result.text(), highlight=False, markup=False)
+class JsonObject(click.ParamType):
+    name = "JSON"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, dict):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError as error:
+            self.fail(f"not JSON: {error}", param, ctx)
 
 
-@click.command("outline")
-@click.argument("uri", required=False)
-@click.option("--depth", default=1, show_default=True, help="Levels below the URI to show.")
-@json_option
-@pass_context
-def outline_command(ctx: Context, uri: str | None, depth: int, as_json: bool) -> None:
-    """Table of contents from the libraries, or from any URI, with each node's links."""
-    answer(ctx, as_json, lambda shapes: shapes.outline(uri, depth))
+@dataclass(frozen=True)
+class CommandExtra:
+    """Options a command adds to its shape, and what runs with them before the answer (the
+    worker side declares these, e.g. `themes --refresh`)."""
+
+    options: tuple[click.Option, ...]
+    before: Callable[..., None]  # (settings, driver, database, as_json, **the options' values)
 
 
-@click.command("search")
-@click.argument("query")
-@click.option("--under", help="Only hits at or below this URI.")
-@click.option("--expand", multiple=True, help="An expansion term OR-ed in (repeatable): --expand 'rough idle'.")
-@click.option("-k", "k", default=10, show_default=True, help="Hits to return.")
-@json_option
-@pass_context
-def search_command(ctx: Context, query: str, under: str | None, expand: tuple[str, ...], k: int, as_json: bool) -> None:
-    """Full-text search over documents and sections, scoped to a URI subtree."""
-    answer(ctx, as_json, lambda shapes: shapes.search(query, under, k, list(expand)))
+def flag(name: str) -> str:
+    return f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
 
 
-@click.command("coverage")
-@click.argument("terms", nargs=-1, required=True)
-@click.option("--under", help="Only count mentions at or below this URI.")
-@json_option
-@pass_context
-def coverage_command(ctx: Context, terms: tuple[str, ...], under: str | None, as_json: bool) -> None:
-    """Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are."""
-    answer(ctx, as_json, lambda shapes: shapes.coverage(list(terms), under))
+def _plain_type(annotation: Any) -> Any:
+    """`str | None` -> str, `list[str]` -> list (what the CLI sees)."""
+    members = [member for member in get_args(annotation) if member is not type(None)] if get_origin(annotation) in (Union, UnionType) else [annotation]
+    plain = members[0]
+    return get_origin(plain) or plain
 
 
-@click.command("tables")
-@click.argument("question")
-@click.option("-k", "k", default=5, show_default=True, help="Tables to return.")
-@json_option
-@pass_context
-def tables_command(ctx: Context, question: str, k: int, as_json: bool) -> None:
-    """Table context: the tables that answer a question, with columns, keys, joins and terms."""
-    answer(ctx, as_json, lambda shapes: shapes.tables(question, k))
+def _click_type(kind: Any, field: FieldInfo) -> click.ParamType:
+    bounds = limits(field)
+    if kind is int:
+        return click.IntRange(bounds.get("ge"), bounds.get("le"))
+    if kind is float:
+        return click.FloatRange(bounds.get("ge"), bounds.get("le"))
+    if kind is dict:
+        return JsonObject()
+    return click.STRING
 
 
-@click.command("join-path")
-@click.argument("table_a")
-@click.argument("table_b")
-@click.option("--max-hops", default=3, show_default=True, help="Longest chain of joins to consider.")
-@json_option
-@pass_context
-def join_path_command(ctx: Context, table_a: str, table_b: str, max_hops: int, as_json: bool) -> None:
-    """The real join path between two tables (declared keys first), with the ON clauses to write."""
-    answer(ctx, as_json, lambda shapes: shapes.join_path(table_a, table_b, max_hops))
+def cli_parameter(spec: ShapeSpec, name: str, field: FieldInfo) -> click.Parameter:
+    """A field as a click argument (the spec's `arguments`) or option, with the model's default and bounds."""
+    kind = _plain_type(field.annotation)
+    many = kind is list
+    if name in spec.arguments:
+        return click.Argument([name], nargs=-1 if many else 1, required=field.is_required())
+    default = None if field.is_required() or field.default in (None, []) else field.default
+    if kind is bool:
+        return click.Option([flag(name), name], is_flag=True, default=default, help=field.description)
+    return click.Option(
+        [flag(name), name], type=_click_type(kind, field), multiple=many, default=default, required=field.is_required() and not many,
+        show_default=default is not None, help=field.description,
+    )
 
 
-@click.command("schema")
-@json_option
-@pass_context
-def schema_command(ctx: Context, as_json: bool) -> None:
-    """The graph's labels, relationship types, properties and indexes."""
-    answer(ctx, as_json, lambda shapes: shapes.schema())
+def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.Command:
+    """The shape's CLI command: its fields as arguments and options, --json, --watch, and any extra."""
+    fields = spec.fields()
+    parameters = [cli_parameter(spec, name, fields[name]) for name in (*spec.arguments, *(name for name in fields if name not in spec.arguments))]
+    parameters += [
+        click.Option(["--json", "as_json"], is_flag=True, help="Print the answer as one JSON document."),
+        click.Option(["--watch"], is_flag=True, help="Print again whenever the answer changes (Ctrl-C stops)."),
+        *(extra.options if extra else ()),
+    ]
 
+    @pass_context
+    def run(ctx: Context, as_json: bool, watch: bool, **values: Any) -> None:
+        extras = {option.name: values.pop(option.name) for option in (extra.options if extra else ()) if option.name}
+        raw = {name: list(value) if isinstance(value, tuple) else value for name, value in values.items() if value not in (None, ())}
+        driver, where = connect(ctx.settings)
+        with driver:
+            if extra:
+                extra.before(ctx.settings, driver, where.database, as_json, **extras)
+            shapes = Shapes(ctx.settings, driver, where.database)
+            shown = None
+            while True:
+                answer = shapes.ask(spec.name, **raw)
+                seen = json.dumps(asdict(answer.result), default=str, sort_keys=True)
+                if seen != shown:
+                    if as_json:
+                        emit_json(answer.data())
+                    else:
+                        out.print(answer.text(), highlight=False, markup=False)
+                    shown = seen
+                if not watch:
+                    return
+                time.sleep(WATCH_INTERVAL)
 
-@click.command("cypher")
-@click.argument("query")
-@click.option("--params", default="{}", help="Query parameters as a JSON object.")
-@json_option
-@pass_context
-def cypher_command(ctx: Context, query: str, params: str, as_json: bool) -> None:
-    """Read-only Cypher, in a read transaction with a time limit and a row cap."""
-    try:
-        parameters = json.loads(params)
-    except ValueError as error:
-        raise LakegraphError(f"--params is not JSON: {error}") from None
-    if not isinstance(parameters, dict):
-        raise LakegraphError("--params must be a JSON object")
-    answer(ctx, as_json, lambda shapes: shapes.cypher(query, parameters))
-
-
-@click.command("sql")
-@click.argument("query")
-@json_option
-@pass_context
-def sql_command(ctx: Context, query: str, as_json: bool) -> None:
-    """Read-only warehouse SQL within a row, time and (BigQuery) byte budget."""
-    answer(ctx, as_json, lambda shapes: shapes.run_sql(query))
-
-
-@click.command("themes")
-@click.option("--level", default=0, show_default=True, help="Zoom: 0 is the coarsest level, higher is finer.")
-@click.option("--theme", help="One theme with its members, a page at a time (its level is the theme's own).")
-@click.option("--cursor", help="Continue where the answer stopped (it gives the cursor): the themes, or with --theme its members.")
-@click.option("--limit", default=200, show_default=True, help="With --theme: members per page.")
-@click.option("--refresh", is_flag=True, help="Run themes now (the worker's own code path) before answering.")
-@click.option("--gamma", type=float, help="With --refresh: Leiden's resolution (default themes.gamma).")
-@click.option("--rebuild", is_flag=True, help="With --refresh: Leiden from scratch instead of updating the themes (ids kept by overlap).")
-@click.option("--watch", is_flag=True, help="Print again whenever a themes run changes them (Ctrl-C stops).")
-@json_option
-@pass_context
-def themes_command(
-    ctx: Context, level: int, theme: str | None, cursor: str | None, limit: int, refresh: bool, gamma: float | None,
-    rebuild: bool, watch: bool, as_json: bool,
-) -> None:
-    """Themes: communities of documents that cite each other, with stable ids."""
-    import time
-
-    from worker.themes.runner import ThemeRunner
-    from worker.themes.schedule import exclusive_run
-
-    if (gamma is not None or rebuild) and not refresh:
-        raise LakegraphError("--gamma and --rebuild apply to a run: add --refresh")
-    driver, where = connect(ctx.settings)
-    with driver:
-        shapes = Shapes(ctx.settings, driver, where.database)
-        if refresh:
-            with exclusive_run(ctx.settings):
-                report = ThemeRunner(ctx.settings, driver, where.database).run(force=True, gamma=gamma, rebuild=rebuild)
-            if not as_json:  # with --json the one JSON answer names the run
-                out.print(f"themes run {report.run_id}: {report.mode}, {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
-        shown = None
-        while True:
-            result = shapes.themes(level, theme, cursor, limit)
-            run = result.result.run["id"] if result.result.run else None
-            if run != shown:
-                if as_json:
-                    emit_json(result.data())
-                else:
-                    out.print(result.text(), highlight=False, markup=False)
-                shown = run
-            if not watch:
-                return
-            time.sleep(2)
-
-
-@click.command("theme-changes")
-@click.option("--since", default="1970-01-01", show_default=True, help="ISO date or time: runs from then on.")
-@json_option
-@pass_context
-def theme_changes_command(ctx: Context, since: str, as_json: bool) -> None:
-    """The change log of themes runs: born, dissolved, split, merged, grew, shrank, moved documents."""
-    answer(ctx, as_json, lambda shapes: shapes.theme_changes(since))
-
-
-@click.command("freshness")
-@json_option
-@pass_context
-def freshness_command(ctx: Context, as_json: bool) -> None:
-    """When the graph last applied a change from each source, and what is still queued."""
-    answer(ctx, as_json, lambda shapes: shapes.freshness())
+    return click.Command(spec.command, callback=run, params=parameters, help=spec.purpose, short_help=spec.purpose)
 
 
 @click.command("serve")
@@ -223,7 +165,3 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
         run_http(service, sock)
 
 
-COMMANDS = (
-    outline_command, search_command, coverage_command, tables_command, join_path_command,
-    schema_command, cypher_command, sql_command, freshness_command, serve_command, themes_command, theme_changes_command,
-)

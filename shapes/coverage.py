@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from shapes.search import escape
 from worker.documents.tokens import token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
@@ -38,7 +40,7 @@ class CoverageResult:
     mentions: dict[str, int] = field(default_factory=dict)  # term -> how many documents/sections mention it
 
 
-def coverage(driver: Driver, database: str, terms: list[str], under: str | None = None) -> CoverageResult:
+def coverage(driver: Driver, database: str, terms: list[str], under: str | None) -> CoverageResult:
     cleaned = list(dict.fromkeys(term.strip() for term in terms if term.strip()))
     if not cleaned:
         raise ShapeError("no terms: give identifiers such as fault codes or part numbers")
@@ -74,3 +76,21 @@ def render(result: CoverageResult) -> str:
             lines.append(f"  {term}  ({result.mentions[term]} places)")
             lines += [f"    {uri}" for uri in uris] + ([f"    … and {more} more"] if more else [])
     return "\n".join(lines)
+
+
+class CoverageParams(Params):
+    terms: list[str] = Field(description="Identifiers such as fault codes or part numbers", max_length=MAX_TERMS)
+    under: str | None = Field(None, description="Only count mentions at or below this URI")
+
+
+SPEC = ShapeSpec(
+    name="coverage",
+    purpose="Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are.",
+    guide="An exact token match, so a gap is proved: similarity search cannot do that.",
+    params=CoverageParams,
+    output=CoverageResult,
+    run=lambda shapes, p: coverage(shapes.driver, shapes.database, p.terms, p.under or None),
+    render=render,
+    needs="documents",
+    arguments=("terms",),
+)

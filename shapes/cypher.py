@@ -19,8 +19,10 @@ from neo4j import READ_ACCESS, Driver, ManagedTransaction, Query, unit_of_work
 from neo4j.exceptions import Neo4jError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from shapes.tabular import render_rows
 
 MAX_QUERY = 5000
@@ -76,12 +78,12 @@ def check_read_only(driver: Driver, database: str, query: str) -> None:
                 raise ShapeError(f"refused: procedure {procedure} is not allowed (allowed: {', '.join(sorted(READ_PROCEDURES))})")
 
 
-def run_cypher(driver: Driver, database: str, query: str, parameters: dict | None = None, max_rows: int = 200, timeout: float = 10.0) -> CypherResult:
+def run_cypher(driver: Driver, database: str, query: str, parameters: dict, max_rows: int, timeout: float) -> CypherResult:
     check_read_only(driver, database, query)
 
     @unit_of_work(timeout=timeout)
     def read(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
-        result = tx.run(query, parameters or {})
+        result = tx.run(query, parameters)
         rows, truncated = [], False
         for record in result:
             if len(rows) == max_rows:
@@ -127,3 +129,23 @@ def _plain(value: Any) -> Any:
 
 def render(result: CypherResult) -> str:
     return render_rows(result.columns, result.rows, result.truncated, result.milliseconds)
+
+
+class CypherParams(Params):
+    query: str = Field(description="One read-only Cypher query", max_length=MAX_QUERY)
+    parameters: dict[str, Any] = Field({}, description="Query parameters ($name in the query), a JSON object")
+
+
+SPEC = ShapeSpec(
+    name="cypher",
+    purpose="Read-only Cypher, in a read transaction with a time limit and a row cap.",
+    guide="For questions no other shape answers; read schema first. Writes, admin procedures and LOAD CSV are refused.",
+    params=CypherParams,
+    output=CypherResult,
+    run=lambda shapes, p: run_cypher(
+        shapes.driver, shapes.database, p.query, p.parameters, shapes.settings.shapes.cypher_max_rows, shapes.settings.shapes.cypher_timeout,
+    ),
+    render=render,
+    arguments=("query",),
+    method="POST",
+)

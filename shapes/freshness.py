@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from neo4j import Driver
 from redis.exceptions import RedisError
 
+from shapes.spec import Params, ShapeSpec
 from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
 from worker.runtime import redis_server
@@ -101,3 +102,18 @@ def _span(seconds: int) -> str:
         if seconds >= size:
             return f"{seconds // size} {unit}"
     return f"{seconds} s"
+
+
+class FreshnessParams(Params):
+    pass
+
+
+SPEC = ShapeSpec(
+    name="freshness",
+    purpose="When the graph last applied a change from each source, and what is still queued.",
+    guide="Sources are documents, warehouse, glossary and query log; every other answer ends with the same lines.",
+    params=FreshnessParams,
+    output=Freshness,
+    run=lambda shapes, p: shapes.probe(),
+    render=render,
+)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from neo4j import Driver
 
+from shapes.spec import Params, ShapeSpec
+
 LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
 TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS type ORDER BY type"
 # Counts with a literal label or type come from Neo4j's count store (no scan); names are quoted.
@@ -75,3 +77,18 @@ def render(schema: GraphSchema) -> str:
         on = f"{'|'.join(index['labelsOrTypes'] or [])}({', '.join(index['properties'] or [])})"
         lines.append(f"  {index['name']:<32} {index['type'].lower():<9} {on}  {index['state'].lower()}")
     return "\n".join(lines)
+
+
+class SchemaParams(Params):
+    pass
+
+
+SPEC = ShapeSpec(
+    name="schema",
+    purpose="The graph's labels, relationship types (with counts), properties and indexes.",
+    guide="Read it before writing Cypher.",
+    params=SchemaParams,
+    output=GraphSchema,
+    run=lambda shapes, p: graph_schema(shapes.driver, shapes.database),
+    render=render,
+)

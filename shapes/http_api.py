@@ -1,4 +1,4 @@
-"""The HTTP JSON API on the same shape functions, with an OpenAPI document, /healthz and /metrics.
+"""The HTTP JSON API, an endpoint per shape spec, with an OpenAPI document, /healthz and /metrics.
 
 Every route but /healthz and /openapi.json needs `Authorization: Bearer <token>`. Shapes answer
 JSON by default and text with `format=text`; a shape's refusal is a 400 with `{"error": ...}`,
@@ -11,20 +11,23 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_origin
 
 import anyio
 from neo4j.exceptions import DriverError, Neo4jError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shapes.errors import ShapeError
+from shapes.freshness import Freshness
 from shapes.metrics import REGISTRY
-from shapes.service import Answer, Shapes
+from shapes.registry import SPECS
+from shapes.service import Shapes
+from shapes.spec import ShapeSpec
 from worker.errors import LakegraphError
 
 log = logging.getLogger(__name__)
@@ -33,119 +36,44 @@ OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
 PAGE_PATH = "/themes"
 COOKIE = "lakegraph_token"
 MAX_BODY = 1_000_000
+REF = "#/components/schemas/{model}"
+FORMAT = {"type": "string", "enum": ["json", "text"], "default": "json", "description": "json (default) or text"}
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: str  # integer, string, array (of strings), object
-    description: str
-    required: bool = False
+def _query_params(spec: ShapeSpec, request: Request) -> dict[str, Any]:
+    """A GET's query string as the model's raw input: a list field takes every value, others the last."""
+    fields = spec.fields()
+    return {
+        key: values if key in fields and _is_list(fields[key].annotation) else values[-1]
+        for key, values in ((key, request.query_params.getlist(key)) for key in request.query_params)
+    }
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    path: str
-    method: str
-    summary: str
-    params: tuple[Param, ...]
-    call: Callable[[Shapes, dict[str, Any]], Answer]
+def _is_list(annotation: Any) -> bool:
+    return get_origin(annotation) is list
 
 
-FORMAT = Param("format", "string", "json (default) or text")
-ENDPOINTS = (
-    Endpoint("/v1/outline", "GET", "Table of contents from the libraries or any URI", (
-        Param("uri", "string", "Start here; omit for the libraries"), Param("depth", "integer", "Levels below (default 1)"), FORMAT),
-        lambda shapes, a: shapes.outline(a.get("uri"), a.get("depth", 1))),
-    Endpoint("/v1/search", "GET", "Full-text search over documents and sections", (
-        Param("q", "string", "Words to find", True), Param("under", "string", "Only hits at or below this URI"),
-        Param("k", "integer", "Hits (default 10)"), Param("expand", "array", "Expansion terms, OR-ed in (repeatable)"), FORMAT),
-        lambda shapes, a: shapes.search(a["q"], a.get("under"), a.get("k", 10), a.get("expand", []))),
-    Endpoint("/v1/coverage", "GET", "Identifiers no document mentions, and where the others are", (
-        Param("term", "array", "An identifier (repeatable)", True), Param("under", "string", "Scope URI"), FORMAT),
-        lambda shapes, a: shapes.coverage(a["term"], a.get("under"))),
-    Endpoint("/v1/tables", "GET", "Table context: tables for a question, with columns, keys, joins and terms", (
-        Param("q", "string", "The question", True), Param("k", "integer", "Tables (default 5)"), FORMAT),
-        lambda shapes, a: shapes.tables(a["q"], a.get("k", 5))),
-    Endpoint("/v1/join-path", "GET", "The join path between two tables, with ON clauses and evidence", (
-        Param("a", "string", "From table", True), Param("b", "string", "To table", True),
-        Param("max_hops", "integer", "Longest chain (default 3)"), FORMAT),
-        lambda shapes, a: shapes.join_path(a["a"], a["b"], a.get("max_hops", 3))),
-    Endpoint("/v1/schema", "GET", "Labels, relationship types, properties and indexes", (FORMAT,),
-        lambda shapes, a: shapes.schema()),
-    Endpoint("/v1/cypher", "POST", "Read-only Cypher (time-limited, row-capped)", (
-        Param("query", "string", "One read-only Cypher query", True), Param("parameters", "object", "Query parameters"), FORMAT),
-        lambda shapes, a: shapes.cypher(a["query"], a.get("parameters") or {})),
-    Endpoint("/v1/sql", "POST", "Read-only warehouse SQL within a row, time and byte budget", (
-        Param("sql", "string", "One read-only query", True), FORMAT),
-        lambda shapes, a: shapes.run_sql(a["sql"])),
-    Endpoint("/v1/themes", "GET", "Themes of the document link graph (Leiden), with stable ids", (
-        Param("level", "integer", "Zoom level (0 coarsest)"), Param("theme", "string", "One theme: its summary and members"),
-        Param("cursor", "string", "Continue where the answer stopped: the themes, or with theme its members"),
-        Param("limit", "integer", "With theme: members per page (default 200)"), FORMAT),
-        lambda shapes, a: shapes.themes(a.get("level", 0), a.get("theme"), a.get("cursor"), a.get("limit", 200))),
-    Endpoint("/v1/theme-changes", "GET", "The change log of themes runs", (
-        Param("since", "string", "ISO date or time"), FORMAT),
-        lambda shapes, a: shapes.theme_changes(a.get("since", "1970-01-01"))),
-    Endpoint("/v1/freshness", "GET", "When the graph last applied a change from each source", (FORMAT,),
-        lambda shapes, a: shapes.freshness()),
-)
+async def _body_params(request: Request) -> dict[str, Any]:
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise ShapeError(f"request body over {MAX_BODY} bytes")
+    try:
+        raw = json.loads(body or b"{}")
+    except ValueError:
+        raise ShapeError("the body must be a JSON object") from None
+    if not isinstance(raw, dict):
+        raise ShapeError("the body must be a JSON object")
+    return raw
 
 
-def _coerce(endpoint: Endpoint, raw: dict[str, Any]) -> dict[str, Any]:
-    known = {param.name: param for param in endpoint.params}
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise ShapeError(f"unknown parameter(s) {', '.join(unknown)}; {endpoint.path} takes {', '.join(known) or 'none'}")
-    args: dict[str, Any] = {}
-    for name, value in raw.items():
-        param = known[name]
-        if param.type == "integer":
-            try:
-                args[name] = int(value[-1] if isinstance(value, list) else value)
-            except (TypeError, ValueError):
-                raise ShapeError(f"{name} must be an integer, got {value!r}") from None
-        elif param.type == "array":
-            values = value if isinstance(value, list) else [value]
-            if not all(isinstance(item, str) for item in values):
-                raise ShapeError(f"{name} must be strings")
-            args[name] = values
-        elif param.type == "object":
-            if not isinstance(value, dict):
-                raise ShapeError(f"{name} must be a JSON object")
-            args[name] = value
-        else:
-            text = value[-1] if isinstance(value, list) else value
-            if not isinstance(text, str):
-                raise ShapeError(f"{name} must be a string")
-            args[name] = text
-    missing = [param.name for param in endpoint.params if param.required and param.name not in args]
-    if missing:
-        raise ShapeError(f"missing required parameter(s): {', '.join(missing)}")
-    return args
-
-
-def _handler(shapes: Shapes, endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+def _handler(shapes: Shapes, spec: ShapeSpec) -> Callable[[Request], Awaitable[Response]]:
     async def handle(request: Request) -> Response:
         try:
-            if endpoint.method == "POST":
-                body = await request.body()
-                if len(body) > MAX_BODY:
-                    raise ShapeError(f"request body over {MAX_BODY} bytes")
-                try:
-                    raw = json.loads(body or b"{}")
-                except ValueError:
-                    raise ShapeError("the body must be a JSON object") from None
-                if not isinstance(raw, dict):
-                    raise ShapeError("the body must be a JSON object")
-            else:
-                raw = {key: request.query_params.getlist(key) for key in request.query_params}
+            raw = await _body_params(request) if spec.method == "POST" else _query_params(spec, request)
             output = raw.pop("format", "json")
-            output = output[-1] if isinstance(output, list) else output
             if output not in ("json", "text"):
                 raise ShapeError("format must be json or text")
-            args = _coerce(endpoint, raw)
-            answer = await anyio.to_thread.run_sync(lambda: endpoint.call(shapes, args))
+            answer = await anyio.to_thread.run_sync(lambda: shapes.ask(spec.name, **raw))
         except ShapeError as refused:
             return JSONResponse({"error": str(refused)}, status_code=400)
         except LakegraphError as failed:
@@ -157,35 +85,51 @@ def _handler(shapes: Shapes, endpoint: Endpoint) -> Callable[[Request], Awaitabl
     return handle
 
 
+def _answer_schema(output: type, components: dict[str, Any]) -> dict[str, Any]:
+    """The answer's JSON schema: the shape's result with its freshness; shared parts go to components."""
+    schema = TypeAdapter(output).json_schema(ref_template=REF)
+    components.update(schema.pop("$defs", {}))
+    freshness = TypeAdapter(Freshness).json_schema(ref_template=REF)
+    components.update(freshness.pop("$defs", {}))
+    components["Freshness"] = freshness
+    schema["properties"]["freshness"] = {"$ref": REF.format(model="Freshness")}
+    return schema
+
+
+def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
+    schema = spec.params.model_json_schema()
+    properties = {**schema.get("properties", {}), "format": FORMAT}
+    required = schema.get("required", [])
+    answer = _answer_schema(spec.output, components)
+    operation: dict[str, Any] = {"operationId": spec.name, "summary": spec.purpose, "description": spec.guide, "security": [{"bearer": []}], "responses": {
+        "200": {"description": "The shape's answer (JSON, or text with format=text), with its freshness",
+                "content": {"application/json": {"schema": answer}, "text/plain": {"schema": {"type": "string"}}}},
+        "400": {"description": "Refused or bad input: {\"error\": \"...\"}"},
+        "401": {"description": "Missing or wrong bearer token"},
+        "503": {"description": "An engine is unreachable"},
+    }}
+    if spec.method == "GET":
+        operation["parameters"] = [
+            {"name": name, "in": "query", "required": name in required, "description": prop.get("description", ""), "schema": prop}
+            for name, prop in properties.items()
+        ]
+    else:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "additionalProperties": False, "required": required, "properties": properties,
+        }}}}
+    return operation
+
+
 def openapi() -> dict:
-    paths: dict[str, dict] = {}
-    for endpoint in ENDPOINTS:
-        operation: dict[str, Any] = {"summary": endpoint.summary, "security": [{"bearer": []}], "responses": {
-            "200": {"description": "The shape's answer (JSON, or text with format=text), with its freshness"},
-            "400": {"description": "Refused or bad input: {\"error\": \"...\"}"},
-            "401": {"description": "Missing or wrong bearer token"},
-            "503": {"description": "An engine is unreachable"},
-        }}
-        if endpoint.method == "GET":
-            operation["parameters"] = [
-                {"name": param.name, "in": "query", "required": param.required, "description": param.description,
-                 "schema": {"type": "array", "items": {"type": "string"}} if param.type == "array" else {"type": param.type}}
-                for param in endpoint.params
-            ]
-        else:
-            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
-                "type": "object",
-                "required": [param.name for param in endpoint.params if param.required],
-                "properties": {param.name: {"type": param.type, "description": param.description} for param in endpoint.params},
-            }}}}
-        paths[endpoint.path] = {endpoint.method.lower(): operation}
+    schemas: dict[str, Any] = {}
+    paths: dict[str, dict] = {spec.path: {spec.method.lower(): _operation(spec, schemas)} for spec in SPECS.values()}
     paths["/healthz"] = {"get": {"summary": "Liveness and the graph's reachability", "responses": {"200": {"description": "ok"}, "503": {"description": "graph down"}}}}
     paths["/metrics"] = {"get": {"summary": "Prometheus metrics", "security": [{"bearer": []}], "responses": {"200": {"description": "text exposition format"}}}}
     paths["/v1/tools"] = {"get": {"summary": "The shapes that can answer now", "security": [{"bearer": []}], "responses": {"200": {"description": "names"}}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "lakegraph", "version": "1", "description": "Shapes of a live lakehouse context graph."},
-        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "paths": paths,
     }
 
@@ -211,7 +155,7 @@ def routes(shapes: Shapes) -> list[Route]:
     async def spec(request: Request) -> Response:
         return JSONResponse(openapi())
 
-    found = [Route(endpoint.path, _handler(shapes, endpoint), methods=[endpoint.method]) for endpoint in ENDPOINTS]
+    found = [Route(spec.path, _handler(shapes, spec), methods=[spec.method]) for spec in SPECS.values()]
     return found + [Route("/healthz", healthz), Route("/metrics", metrics), Route("/v1/tools", tools), Route("/openapi.json", spec)]
 
 

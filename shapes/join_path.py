@@ -13,8 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
 
 MAX_HOPS = 6
@@ -197,3 +199,22 @@ def render(path: JoinPath) -> str:
         lines.append(f"  {number}. {hop.left} ⋈ {hop.right} ON {hop.on}   ({why})")
     lines += ["", path.sql]
     return "\n".join(lines)
+
+
+class JoinPathParams(Params):
+    table_a: str = Field(description="A table id or its tail: 'service.work_orders' or 'work_orders'")
+    table_b: str = Field(description="The table to reach")
+    max_hops: int = Field(3, ge=1, le=MAX_HOPS, description="Longest chain of joins to consider")
+
+
+SPEC = ShapeSpec(
+    name="join_path",
+    purpose="The real join path between two tables, with the ON clauses to write and each hop's evidence.",
+    guide="Declared keys first, then joins learned from the query log by confidence.",
+    params=JoinPathParams,
+    output=JoinPath,
+    run=lambda shapes, p: shapes.join_paths(p.table_a, p.table_b, p.max_hops),
+    render=render,
+    needs="tables",
+    arguments=("table_a", "table_b"),
+)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neo4j import Driver
+from pydantic import Field
 
+from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
 
 DECLARED = f"""
@@ -42,7 +44,7 @@ class JoinListing:
     unresolved_examples: list[dict]
 
 
-def list_joins(driver: Driver, database: str, table: str = "", min_confidence: float = 0.0) -> JoinListing:
+def list_joins(driver: Driver, database: str, table: str, min_confidence: float) -> JoinListing:
     declared = driver.execute_query(DECLARED, table=table, database_=database).records
     learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, database_=database).records
     unresolved = driver.execute_query(UNRESOLVED, table=table, examples=UNRESOLVED_EXAMPLES, database_=database).records[0]
@@ -65,3 +67,20 @@ def render(listing: JoinListing) -> str:
         lines.append(f"queries naming columns their tables lack ({listing.unresolved_queries}; not counted as joins)")
         lines += [f"  {', '.join(row['columns'])}  in {row['sql']}" for row in listing.unresolved_examples]
     return "\n".join(lines)
+
+
+class JoinsParams(Params):
+    table: str | None = Field(None, description="Only joins touching this table (its id or its tail: dataset.table)")
+    min_confidence: float = Field(0.0, ge=0.0, le=1.0, description="Hide learned joins below this confidence")
+
+
+SPEC = ShapeSpec(
+    name="joins",
+    purpose="Declared keys and joins learned from query logs side by side, with evidence.",
+    guide="Each learned join has its executions, distinct queries and users, and a confidence; queries naming columns their tables lack are listed apart.",
+    params=JoinsParams,
+    output=JoinListing,
+    run=lambda shapes, p: list_joins(shapes.driver, shapes.database, p.table or "", p.min_confidence),
+    render=render,
+    needs="tables",
+)

@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neo4j import Driver
+from pydantic import Field
 
+from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
+
+MAX_ROWS = 10_000
 
 RESOLVED = f"""
 MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
@@ -37,7 +41,7 @@ class LinkListing:
     broken: bool
 
 
-def list_links(driver: Driver, database: str, broken: bool, under: str = "", limit: int = 100) -> LinkListing:
+def list_links(driver: Driver, database: str, broken: bool, under: str, limit: int) -> LinkListing:
     counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
     rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, limit=limit, database_=database).records
     return LinkListing(counts["resolved"], counts["unresolved"], [dict(row) for row in rows], broken)
@@ -54,5 +58,23 @@ def render(listing: LinkListing) -> str:
     shown = len(listing.rows)
     total = listing.unresolved if listing.broken else listing.resolved
     if shown < total:
-        lines.append(f"… {total - shown} more (raise --limit)")
+        lines.append(f"… {total - shown} more (raise limit)")
     return "\n".join(lines)
+
+
+class LinksParams(Params):
+    broken: bool = Field(False, description="List the unresolved links with the reason instead of the resolved ones")
+    under: str | None = Field(None, description="Only links written at or below this URI")
+    limit: int = Field(100, ge=1, le=MAX_ROWS, description="Rows to list")
+
+
+SPEC = ShapeSpec(
+    name="links",
+    purpose="Cross-references as data: resolved links, or with broken the unresolved ones and why.",
+    guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document.",
+    params=LinksParams,
+    output=LinkListing,
+    run=lambda shapes, p: list_links(shapes.driver, shapes.database, p.broken, p.under or "", p.limit),
+    render=render,
+    needs="documents",
+)

@@ -9,6 +9,7 @@ in one line, never a stack trace.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -26,7 +27,9 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.registry import SPECS
 from shapes.service import Answer, Shapes
+from shapes.spec import ShapeSpec
 from worker.errors import LakegraphError
 
 log = logging.getLogger(__name__)
@@ -51,97 +54,24 @@ def _answer(call: Callable[[], Answer], output: str) -> str:
     return json.dumps(result.data(), default=str) if output == "json" else result.text()
 
 
-def tool_functions(shapes: Shapes) -> dict[str, tuple[Callable[..., str], str]]:
-    """Each shape as a tool function (its signature is the tool's input schema) and its description."""
+def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., str]:
+    """The shape as a tool function whose signature is its params model plus `format` (the SDK
+    reads the tool's input schema from the signature)."""
 
-    def outline(
-        uri: Annotated[str | None, Field(description="A URI from an earlier answer; omit for the libraries")] = None,
-        depth: Annotated[int, Field(ge=0, le=20, description="Levels below the URI")] = 1,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.outline(uri, depth), format)
+    def call(format: str = "text", **params: Any) -> str:
+        return _answer(lambda: shapes.ask(spec.name, **params), format)
 
-    def search(
-        query: Annotated[str, Field(description="Words to find; Lucene syntax is treated as plain text")],
-        under: Annotated[str | None, Field(description="Only hits at or below this URI (a library, folder or document)")] = None,
-        k: Annotated[int, Field(ge=1, le=200)] = 10,
-        expand: Annotated[list[str] | None, Field(description="Synonyms or related phrasings OR-ed in: ['rough idle', 'shudder']")] = None,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.search(query, under, k, expand or []), format)
-
-    def coverage(
-        terms: Annotated[list[str], Field(description="Identifiers such as fault codes or part numbers")],
-        under: Annotated[str | None, Field(description="Only count mentions at or below this URI")] = None,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.coverage(terms, under), format)
-
-    def table_context(
-        question: Annotated[str, Field(description="What data you need, in words: 'comeback ratio by model'")],
-        k: Annotated[int, Field(ge=1, le=50)] = 5,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.tables(question, k), format)
-
-    def join_path(
-        table_a: Annotated[str, Field(description="A table id or its tail: 'service.work_orders' or 'work_orders'")],
-        table_b: Annotated[str, Field(description="The table to reach")],
-        max_hops: Annotated[int, Field(ge=1, le=6)] = 3,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.join_path(table_a, table_b, max_hops), format)
-
-    def run_sql(
-        sql: Annotated[str, Field(description="One read-only query (SELECT / WITH … SELECT) in the warehouse's dialect")],
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.run_sql(sql), format)
-
-    def schema(format: Format = "text") -> str:
-        return _answer(shapes.schema, format)
-
-    def cypher(
-        query: Annotated[str, Field(description="One read-only Cypher query")],
-        parameters: Annotated[dict[str, Any] | None, Field(description="Query parameters ($name in the query)")] = None,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.cypher(query, parameters or {}), format)
-
-    def freshness(format: Format = "text") -> str:
-        return _answer(shapes.freshness, format)
-
-    def themes(
-        level: Annotated[int, Field(ge=0, le=9, description="0 is the coarsest level; higher zooms in")] = 0,
-        theme: Annotated[str | None, Field(description="One theme's id: its summary and its members, a page at a time")] = None,
-        cursor: Annotated[str | None, Field(description="Continue where the answer stopped (it gives next_cursor): the themes, or with theme its members")] = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="With theme: members per page")] = 200,
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.themes(level, theme, cursor, limit), format)
-
-    def theme_changes(
-        since: Annotated[str, Field(description="ISO date or time: runs from then on")] = "1970-01-01",
-        format: Format = "text",
-    ) -> str:
-        return _answer(lambda: shapes.theme_changes(since), format)
-
-    return {
-        "outline": (outline, "Table of contents of the document library from any URI: folders, documents, sections in reading order, and each node's outbound links (→ rows). Use it to read a document's structure or follow its references."),
-        "search": (search, "Full-text search over documents and sections, optionally scoped to a URI subtree (still k hits inside the scope). Pass `expand` with synonyms you know; each hit has its URI, breadcrumb and a highlighted snippet."),
-        "coverage": (coverage, "For identifiers (fault codes, part numbers): which appear in NO document or section (exact token match) and where the others appear. Use it to prove a gap — similarity search cannot."),
-        "table_context": (table_context, "Find the warehouse tables for a question (business terms, names and descriptions, and vectors when configured, fused by rank), with columns, keys, real join partners and tagged terms."),
-        "join_path": (join_path, "How to join table A to table B: declared keys first, then joins learned from the query log by confidence, with the exact ON clauses and each hop's evidence."),
-        "run_sql": (run_sql, "Run one read-only SQL query against the warehouse within a row, time and byte budget. Find tables with table_context and joins with join_path first."),
-        "schema": (schema, "The graph's labels, relationship types (with counts), properties and indexes — read before writing Cypher."),
-        "cypher": (cypher, "Read-only Cypher against the graph, for questions no other tool answers; time-limited and row-capped. Writes, admin procedures and LOAD CSV are refused."),
-        "themes": (themes, "Themes of the document library: communities of documents that cite each other or converge on the same targets (Leiden), with stable ids, size, cohesion, what members cite most, central documents and crossovers. Use it for common patterns across bulletins and recalls."),
-        "theme_changes": (theme_changes, "How the themes changed run by run since a time: born, dissolved, split, merged, grew, shrank, and documents that moved."),
-        "freshness": (freshness, "When the graph last applied a change from each source (documents, warehouse, glossary, query log) and how many events are still queued."),
-    }
-
-
-TOOL_FOR_SHAPE = {"tables": "table_context"}
+    parameters = [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[field.annotation, field],
+            default=inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True),
+        )
+        for name, field in spec.fields().items()
+    ]
+    parameters.append(inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, annotation=Format, default="text"))
+    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    call.__name__ = spec.name
+    return call
 
 
 class LakegraphMCP:
@@ -151,12 +81,12 @@ class LakegraphMCP:
         self.shapes = shapes
         self.bus = InMemorySubscriptionBus()
         self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools])
-        self.functions = tool_functions(shapes)
+        self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
         self.lock = threading.Lock()
 
     def wanted(self) -> set[str]:
-        return {TOOL_FOR_SHAPE.get(shape, shape) for shape in self.shapes.available()} & set(self.functions)
+        return self.shapes.available()
 
     def sync_tools(self) -> bool:
         """Register what can answer now and drop what cannot; True when the list changed."""
@@ -168,8 +98,7 @@ class LakegraphMCP:
         for name in sorted(self.offered - wanted):
             self.server.remove_tool(name)
         for name in sorted(wanted - self.offered):
-            function, description = self.functions[name]
-            self.server.add_tool(function, name=name, description=description, structured_output=False,
+            self.server.add_tool(self.functions[name], name=name, description=SPECS[name].description, structured_output=False,
                                  annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
         changed = wanted != self.offered
         self.offered = wanted

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
 MAX_DEPTH = 20
@@ -79,7 +81,7 @@ class Outline:
     rows: list[OutlineRow] = field(default_factory=list)
 
 
-def outline(driver: Driver, database: str, uri: str | None = None, depth: int = 1) -> Outline:
+def outline(driver: Driver, database: str, uri: str | None, depth: int) -> Outline:
     if not 0 <= depth <= MAX_DEPTH:
         raise ShapeError(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
     labels = [str(label) for label in DOCUMENT_LABELS]
@@ -144,3 +146,22 @@ def render(shape: Outline) -> str:
             text = f"{indent}{row.label}  [{row.kind}]  {row.uri}"
         lines.append(text + (f"  ({row.note})" if row.note else ""))
     return "\n".join(lines)
+
+
+class OutlineParams(Params):
+    uri: str | None = Field(None, description="Start here: a URI from an earlier answer; omit for the libraries")
+    depth: int = Field(1, ge=0, le=MAX_DEPTH, description="Levels below the URI to show")
+
+
+SPEC = ShapeSpec(
+    name="outline",
+    purpose="Table of contents from the libraries or any URI, with each node's links.",
+    guide="Folders, documents and sections in reading order, and each node's outbound links as → rows; "
+          "use it to read a document's structure or follow its references. URIs feed back into outline and search's under.",
+    params=OutlineParams,
+    output=Outline,
+    run=lambda shapes, p: outline(shapes.driver, shapes.database, p.uri or None, p.depth),
+    render=render,
+    needs="documents",
+    arguments=("uri",),
+)

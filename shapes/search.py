@@ -12,8 +12,10 @@ import re
 from dataclasses import dataclass, field
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from worker.documents.tokens import any_token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
 
@@ -62,8 +64,8 @@ def escape(text: str) -> str:
     return " ".join(words)
 
 
-def search(driver: Driver, database: str, query: str, under: str | None = None, k: int = 10, expand: list[str] | None = None) -> SearchResult:
-    expand = [term for term in (expand or []) if term.strip()]
+def search(driver: Driver, database: str, query: str, under: str | None, k: int, expand: list[str]) -> SearchResult:
+    expand = [term for term in expand if term.strip()]
     if not query.strip():
         raise ShapeError("empty query: give some words to search for")
     if len(query) > MAX_QUERY or any(len(term) > MAX_QUERY for term in expand):
@@ -120,3 +122,23 @@ def render(result: SearchResult) -> str:
     for hit in result.hits:
         lines += [f"{hit.score:>7.3f}  {hit.name}  [{hit.kind}]  {hit.uri}", f"         {hit.breadcrumb}", f"         {hit.snippet}"]
     return "\n".join(lines)
+
+
+class SearchParams(Params):
+    query: str = Field(description="Words to find; Lucene syntax is treated as plain text", max_length=MAX_QUERY)
+    under: str | None = Field(None, description="Only hits at or below this URI (a library, folder or document)")
+    k: int = Field(10, ge=1, le=MAX_K, description="Hits to return")
+    expand: list[str] = Field([], description="Synonyms or related phrasings, OR-ed in: ['rough idle', 'shudder']")
+
+
+SPEC = ShapeSpec(
+    name="search",
+    purpose="Full-text search over documents and sections, scoped to a URI subtree.",
+    guide="Still k hits inside the scope. Pass expand with synonyms you know; each hit has its URI, breadcrumb and a highlighted snippet.",
+    params=SearchParams,
+    output=SearchResult,
+    run=lambda shapes, p: search(shapes.driver, shapes.database, p.query, p.under or None, p.k, p.expand),
+    render=render,
+    needs="documents",
+    arguments=("query",),
+)

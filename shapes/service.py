@@ -1,6 +1,7 @@
 """The shapes as one service: what the CLI, the MCP server and the HTTP API all call.
 
-Each call returns an `Answer` — the shape's typed result, how fresh the graph is, and both
+`ask(name, **params)` runs any shape of the registry (`shapes/registry.py`) with its parameters
+checked by the shape's spec. Each call returns an `Answer` — the shape's typed result, how fresh the graph is, and both
 renderings (text for agents and people, JSON-ready data). `available()` says which shapes make
 sense right now (their indexes exist, their data or engine is there), which is how the MCP server
 decides what tools to offer. Calls are counted and timed for /metrics.
@@ -18,12 +19,9 @@ from typing import Any, get_args
 from neo4j import Driver
 from redis.exceptions import RedisError
 
-from shapes import coverage as coverage_shape
-from shapes import cypher as cypher_shape
 from shapes import freshness as freshness_shape
-from shapes import graph_schema, join_path, outline, search, tables
+from shapes import join_path, tables
 from shapes import sql as sql_shape
-from shapes import themes as themes_shape
 from shapes.errors import ShapeError
 from shapes.metrics import (
     CALLS,
@@ -35,6 +33,8 @@ from shapes.metrics import (
     TOOLS,
 )
 from shapes.reader import ReadDriver
+from shapes.registry import SPECS
+from shapes.spec import Needs
 from worker import problems
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
@@ -49,7 +49,6 @@ RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{La
 """
 log = logging.getLogger(__name__)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
-SHAPES = ("outline", "search", "coverage", "themes", "theme_changes", "tables", "join_path", "run_sql", "schema", "cypher", "freshness")
 
 
 CHARS_PER_TOKEN = 4  # how answer budgets in tokens are measured, without a tokenizer
@@ -83,77 +82,41 @@ class Shapes:
         """Built on first use: loading an embedding model is not free, and most calls need none."""
         return tables.TableContextShape(self.driver, self.database, embedder(self.settings))
 
-    def _answer(self, shape: str, render: Callable[[Any], str], work: Callable[[], Any]) -> Answer:
+    @property
+    def budget_chars(self) -> int:
+        return self.settings.shapes.answer_tokens * CHARS_PER_TOKEN
+
+    def ask(self, name: str, **raw: Any) -> Answer:
+        """Shape `name` with parameters from any surface, checked by its spec's model."""
+        spec = SPECS[name]
         began = perf_counter()
         try:
-            result = work()
+            result = spec.run(self, spec.validate(raw))
         except ShapeError:
-            CALLS.labels(shape, "refused").inc()
+            CALLS.labels(name, "refused").inc()
             raise
         except Exception:
-            CALLS.labels(shape, "error").inc()
+            CALLS.labels(name, "error").inc()
             raise
         finally:
-            LATENCY.labels(shape).observe(perf_counter() - began)
-        CALLS.labels(shape, "ok").inc()
-        return Answer(shape, result, self.probe(), render)
-
-    def outline(self, uri: str | None = None, depth: int = 1) -> Answer:
-        return self._answer("outline", outline.render, lambda: outline.outline(self.driver, self.database, uri or None, depth))
-
-    def search(self, query: str, under: str | None = None, k: int = 10, expand: list[str] | None = None) -> Answer:
-        return self._answer("search", search.render, lambda: search.search(self.driver, self.database, query, under or None, k, expand or []))
-
-    def coverage(self, terms: list[str], under: str | None = None) -> Answer:
-        return self._answer("coverage", coverage_shape.render, lambda: coverage_shape.coverage(self.driver, self.database, terms, under or None))
-
-    def tables(self, question: str, k: int = 5) -> Answer:
-        return self._answer("tables", tables.render, lambda: self.table_context(question, k))
-
-    def join_path(self, table_a: str, table_b: str, max_hops: int = 3) -> Answer:
-        return self._answer("join_path", join_path.render, lambda: self.join_paths(table_a, table_b, max_hops))
-
-    def run_sql(self, sql: str) -> Answer:
-        return self._answer("run_sql", sql_shape.render, lambda: self.sql_runner(sql))
-
-    def schema(self) -> Answer:
-        return self._answer("schema", graph_schema.render, lambda: graph_schema.graph_schema(self.driver, self.database))
-
-    def cypher(self, query: str, parameters: dict | None = None) -> Answer:
-        budget = self.settings.shapes
-        return self._answer("cypher", cypher_shape.render, lambda: cypher_shape.run_cypher(
-            self.driver, self.database, query, parameters, budget.cypher_max_rows, budget.cypher_timeout,
-        ))
-
-    def themes(self, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200) -> Answer:
-        return self._answer(
-            "themes", themes_shape.render,
-            lambda: themes_shape.themes(
-                self.driver, self.database, level, theme, cursor, limit, budget_chars=self.settings.shapes.answer_tokens * CHARS_PER_TOKEN,
-            ),
-        )
-
-    def theme_changes(self, since: str) -> Answer:
-        return self._answer("theme_changes", themes_shape.render_changes, lambda: themes_shape.theme_changes(self.driver, self.database, since))
-
-    def freshness(self) -> Answer:
-        return self._answer("freshness", freshness_shape.render, self.probe)
+            LATENCY.labels(name).observe(perf_counter() - began)
+        CALLS.labels(name, "ok").inc()
+        return Answer(name, result, self.probe(), spec.render)
 
     def available(self) -> set[str]:
         """The shapes that can answer right now: their index is online and their data is there."""
         indexes = set(self.driver.execute_query(ONLINE_INDEXES, database_=self.database).records[0]["names"])
         present = self.driver.execute_query(HAS_DATA, database_=self.database).records[0]
-        found = {"schema", "cypher", "freshness"}
-        if DOCUMENT_TEXT_INDEX in indexes and present["documents"]:
-            found |= {"outline", "search", "coverage"}
-        if present["themes"]:
-            found |= {"themes", "theme_changes"}
-        if TABLE_TEXT_INDEX in indexes and present["tables"]:
-            found |= {"tables", "join_path"}
-        if self.warehouse_configured():
-            found.add("run_sql")
-        for shape in SHAPES:
-            TOOLS.labels(shape).set(1 if shape in found else 0)
+        holds: dict[Needs, bool] = {
+            "graph": True,
+            "documents": DOCUMENT_TEXT_INDEX in indexes and present["documents"],
+            "themes": present["themes"],
+            "tables": TABLE_TEXT_INDEX in indexes and present["tables"],
+            "warehouse": self.warehouse_configured(),
+        }
+        found = {name for name, spec in SPECS.items() if holds[spec.needs]}
+        for name in SPECS:
+            TOOLS.labels(name).set(1 if name in found else 0)
         return found
 
     def warehouse_configured(self) -> bool:

@@ -23,8 +23,10 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from shapes.tabular import render_rows
 from worker.errors import first_line
 from worker.settings import Settings
@@ -153,3 +155,21 @@ def render(result: SqlResult) -> str:
     scanned = f", {result.bytes_processed:,} bytes processed" if result.bytes_processed is not None else ""
     job = f", job {result.job_id}" if result.job_id else ""
     return f"{table}\n({result.engine}{scanned}{job})"
+
+
+class RunSqlParams(Params):
+    sql: str = Field(description="One read-only query (SELECT / WITH … SELECT) in the warehouse's dialect", max_length=MAX_SQL)
+
+
+SPEC = ShapeSpec(
+    name="run_sql",
+    purpose="Read-only warehouse SQL within a row, time and (BigQuery) byte budget.",
+    guide="Find the tables with table_context and the joins with join_path first.",
+    params=RunSqlParams,
+    output=SqlResult,
+    run=lambda shapes, p: shapes.sql_runner(p.sql),
+    render=render,
+    needs="warehouse",
+    arguments=("sql",),
+    method="POST",
+)

@@ -13,8 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from shapes.search import escape
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
@@ -182,3 +184,21 @@ def render(result: TablesResult) -> str:
                 f"{join['executions']} executions in {join['queries']} queries" + (" [declared]" if join["declared"] else "")
             )
     return "\n".join(lines)
+
+
+class TableContextParams(Params):
+    question: str = Field(description="What data you need, in words: 'comeback ratio by model'", max_length=MAX_QUESTION)
+    k: int = Field(5, ge=1, le=MAX_K, description="Tables to return")
+
+
+SPEC = ShapeSpec(
+    name="table_context",
+    purpose="The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
+    guide="Business terms, names and descriptions, and vectors when configured, fused by rank; then join_path and run_sql.",
+    params=TableContextParams,
+    output=TablesResult,
+    run=lambda shapes, p: shapes.table_context(p.question, p.k),
+    render=render,
+    needs="tables",
+    arguments=("question",),
+)

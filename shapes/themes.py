@@ -16,8 +16,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from neo4j import Driver
+from pydantic import Field
 
 from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
 
 LATEST_RUN = f"""
@@ -39,6 +41,7 @@ WHERE d.uri > $after
 RETURN d.uri AS uri, d.displayName AS name ORDER BY uri LIMIT $limit
 """
 MAX_MEMBERS_PAGE = 1000
+MAX_LEVEL = 9
 RUN_FIELDS = """r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.gamma AS gamma,
        r.documents AS documents, r.grouped AS grouped, r.themes AS themes, r.changes AS changes"""
 RUNS_SINCE = f"""
@@ -104,8 +107,8 @@ def themes(
     """The themes at a level, largest first, as many as fit `budget_chars` of JSON (whole themes
     only, at least one; `next_cursor` continues after the last shown); or, with `theme`, that
     theme and a page of its members (`cursor` continues them)."""
-    if not 0 <= level < 10:
-        raise ShapeError(f"level must be between 0 and 9, got {level}")
+    if not 0 <= level <= MAX_LEVEL:
+        raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
     if not 1 <= limit <= MAX_MEMBERS_PAGE:
         raise ShapeError(f"limit must be between 1 and {MAX_MEMBERS_PAGE}, got {limit}")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
@@ -231,3 +234,39 @@ def render_changes(result: ThemeChangesResult) -> str:
                      + ("; ".join(parts) or "no change"))
         lines += [f"    moved {move['document']}: {move['from'] or 'ungrouped'} → {move['to'] or 'ungrouped'}" for move in change.get("moved", [])]
     return "\n".join(lines)
+
+
+class ThemesParams(Params):
+    level: int = Field(0, ge=0, le=MAX_LEVEL, description="Zoom: 0 is the coarsest level, higher is finer")
+    theme: str | None = Field(None, description="One theme's id: its summary and its members, a page at a time (its level is the theme's own)")
+    cursor: str | None = Field(None, description="Continue where the answer stopped (it gives next_cursor): the themes, or with theme its members")
+    limit: int = Field(200, ge=1, le=MAX_MEMBERS_PAGE, description="With theme: members per page")
+
+
+class ThemeChangesParams(Params):
+    since: str = Field("1970-01-01", description="ISO date or time: runs from then on")
+
+
+SPEC = ShapeSpec(
+    name="themes",
+    purpose="Themes: communities of documents that cite each other, with stable ids.",
+    guide="Leiden over the link graph: per theme its size, cohesion, what members cite most, central documents and crossovers. "
+          "Use it for common patterns across bulletins and recalls.",
+    params=ThemesParams,
+    output=ThemesResult,
+    run=lambda shapes, p: themes(
+        shapes.driver, shapes.database, p.level, p.theme, p.cursor, p.limit, budget_chars=shapes.budget_chars,
+    ),
+    render=render,
+    needs="themes",
+)
+CHANGES_SPEC = ShapeSpec(
+    name="theme_changes",
+    purpose="The change log of themes runs: born, dissolved, split, merged, grew, shrank, moved documents.",
+    guide="Run by run since a time.",
+    params=ThemeChangesParams,
+    output=ThemeChangesResult,
+    run=lambda shapes, p: theme_changes(shapes.driver, shapes.database, p.since),
+    render=render_changes,
+    needs="themes",
+)

@@ -200,7 +200,7 @@ def routes(shapes: Shapes) -> list[Route]:
         return rows[0]["id"] if rows else None
 
     def snapshot() -> dict:
-        answer = shapes.themes(0)
+        answer = shapes.ask("themes")
         timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS)
         changes = timeline[0]["changes"] if timeline else None
         return {
@@ -231,7 +231,7 @@ def routes(shapes: Shapes) -> list[Route]:
 
     def picture() -> str:
         latest = latest_changes(shapes.driver, shapes.database, 1)
-        return svg(shapes.themes(0).result, touched(latest[0]["changes"] if latest else None))
+        return svg(shapes.ask("themes").result, touched(latest[0]["changes"] if latest else None))
 
     async def graph(request: Request) -> Response:
         return Response(await anyio.to_thread.run_sync(picture), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})

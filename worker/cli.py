@@ -12,10 +12,13 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from shapes.commands import COMMANDS as READ_COMMANDS
+from shapes.commands import serve_command, shape_command
+from shapes.registry import SPECS
 from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.demo.command import demo_command
+from worker.themes.refresh_command import COMMAND_EXTRAS
+from worker.warehouse.extract_command import extract_joins_command
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
@@ -258,25 +261,6 @@ def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
 
 
 @cli.command()
-@click.option("--broken", is_flag=True, help="List unresolved links with the reason.")
-@click.option("--under", default="", help="Only links written under this URI.")
-@click.option("--limit", default=100, show_default=True, help="Rows to list.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@pass_context
-def links(ctx: Context, broken: bool, under: str, limit: int, as_json: bool) -> None:
-    """Cross-references: resolved ones, or with --broken the unresolved ones and why."""
-    from shapes.links import list_links, render
-
-    driver, where = connect(ctx.settings)
-    with driver:
-        listing = list_links(driver, where.database, broken, under, limit)
-    if as_json:
-        emit_json(listing.__dict__)
-    else:
-        out.print(render(listing), highlight=False, markup=False)
-
-
-@cli.command()
 @click.option("--replay", "replay_id", help="Run the task that repairs this problem's key again.")
 @click.option("--source", help="Only problems of this source (documents, warehouse, ...).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -354,89 +338,6 @@ def watch(ctx: Context) -> None:
     run(ctx.settings, lambda line: out.print(line, highlight=False, markup=False))
 
 
-@cli.group(invoke_without_command=True)
-@click.option("--table", default="", help="Only joins touching this table (its id or its tail: dataset.table).")
-@click.option("--min-confidence", default=0.0, show_default=True, help="Hide learned joins below this confidence.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_context
-def joins(click_ctx: click.Context, table: str, min_confidence: float, as_json: bool) -> None:
-    """Declared keys and joins learned from query logs, with evidence; `joins extract` works offline."""
-    if click_ctx.invoked_subcommand is not None:
-        return
-    from shapes.joins import list_joins, render
-
-    settings = click_ctx.find_object(Context).settings
-    driver, where = connect(settings)
-    with driver:
-        listing = list_joins(driver, where.database, table, min_confidence)
-    if as_json:
-        emit_json(listing.__dict__)
-    else:
-        out.print(render(listing), highlight=False, markup=False)
-
-
-@joins.command("extract")
-@click.option("--queries", "queries_file", required=True, type=click.Path(path_type=Path), help="JSONL of {id, sql[, user, dialect]}.")
-@click.option("--dialect", required=True, help="sqlglot dialect of the SQL, e.g. bigquery, duckdb, snowflake.")
-@click.option("--schema", "schema_file", type=click.Path(path_type=Path), help="JSON schema in sqlglot's mapping form.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of pairs.")
-def joins_extract(queries_file: Path, dialect: str, schema_file: Path | None, as_json: bool) -> None:
-    """Infer join pairs from a file of queries, without a graph."""
-    from sqlglot.dialects.dialect import Dialect
-
-    from worker.warehouse.joins import SchemaIndex
-    from worker.warehouse.query_log import absorb, read_queries
-
-    try:
-        Dialect.get_or_raise(dialect)
-    except ValueError as error:
-        raise LakegraphError(f"unknown --dialect {dialect!r}: {error}") from None
-    schema = SchemaIndex(_read_json(schema_file) if schema_file else {})
-    executions, rejected = read_queries(queries_file)
-    for line, reason in rejected[:5]:
-        err.print(f"skipped line {line}: {reason}", highlight=False, markup=False)
-    result = absorb(executions, dialect, schema)
-    rows = sorted(result.pairs.items())
-    unresolved = [
-        {"query": shape, "columns": columns, "sql": result.samples[shape][:200]} for shape, columns in sorted(result.unresolved.items())
-    ]
-    if as_json:
-        emit_json({
-            "executions": result.executions, "distinct_queries": len(result.shapes), "unparsable": len(result.unparsable),
-            "bad_lines": len(rejected), "duplicates": result.duplicates, "unresolved": unresolved,
-            "pairs": [
-                {"left": str(pair.left), "right": str(pair.right), "queries": len(stats.queries), "executions": stats.executions,
-                 "self_join": pair.self_join}
-                for pair, stats in rows
-            ],
-        })
-        return
-    out.print(
-        f"{result.executions} executions, {len(result.shapes)} distinct queries, {len(result.unparsable)} unparsable, "
-        f"{len(unresolved)} with unresolved columns, {len(rejected)} bad lines, {result.duplicates} duplicate ids; {len(rows)} join pairs",
-        highlight=False,
-    )
-    for pair, stats in rows:
-        flag = "  (self-join)" if pair.self_join else ""
-        out.print(f"{pair.left} = {pair.right}  queries {len(stats.queries)}  executions {stats.executions}{flag}", highlight=False, markup=False)
-    for row in unresolved[:5]:
-        err.print(f"unresolved {', '.join(row['columns'])} (not a join) in: {row['sql']}", highlight=False, markup=False)
-    if result.unparsable:
-        err.print(f"{len(result.unparsable)} queries did not parse, e.g.: {next(iter(result.unparsable.values()))}", markup=False)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except OSError as error:
-        raise LakegraphError(f"cannot read {path}: {error.strerror}") from None
-    except ValueError as error:
-        raise LakegraphError(f"{path} is not JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise LakegraphError(f"{path} must hold a JSON object (sqlglot's schema mapping)")
-    return data
-
-
 @cli.command()
 @pass_context
 def subscribe(ctx: Context) -> None:
@@ -473,9 +374,10 @@ def subscribe(ctx: Context) -> None:
     out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
 
 
-for _command in READ_COMMANDS:
+for _spec in SPECS.values():
+    cli.add_command(shape_command(_spec, COMMAND_EXTRAS.get(_spec.name)))
+for _command in (serve_command, demo_command, extract_joins_command):
     cli.add_command(_command)
-cli.add_command(demo_command)
 
 
 def main() -> None:

@@ -134,11 +134,11 @@ def main() -> None:
             return ".".join(table_name(first)), ".".join(table_name(second))
 
         calls: dict[str, Callable[[], object]] = {
-            "outline depth 2": lambda: shapes.outline(f"bench/{rng.choice(documents)}", 2),
-            "search unscoped": lambda: shapes.search(pick_words(), k=10),
-            "search scoped": lambda: shapes.search(pick_words(), under=f"bench/{rng.choice(FOLDERS)}", k=10),
-            "table context": lambda: shapes.tables(f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate", 5),
-            "join path": lambda: shapes.join_path(*two_tables(), 3),
+            "outline depth 2": lambda: shapes.ask("outline", uri=f"bench/{rng.choice(documents)}", depth=2),
+            "search unscoped": lambda: shapes.ask("search", query=pick_words(), k=10),
+            "search scoped": lambda: shapes.ask("search", query=pick_words(), under=f"bench/{rng.choice(FOLDERS)}", k=10),
+            "table context": lambda: shapes.ask("table_context", question=f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate", k=5),
+            "join path": lambda: shapes.ask("join_path", **dict(zip(("table_a", "table_b"), two_tables())), max_hops=3),
         }
         floor = percentile(timed(lambda: shapes.driver.execute_query("RETURN 1", database_=where.database), args.calls), 0.5)
         targets = {"outline depth 2": 50, "search unscoped": 50, "search scoped": 50, "table context": 100, "join path": 100}

@@ -28,7 +28,7 @@ from worker.documents.sync import DocumentSync
 from worker.runtime.processes import stop_pid
 
 pytestmark = pytest.mark.timeout(240)
-ALL_TOOLS = ["coverage", "cypher", "freshness", "join_path", "outline", "run_sql", "schema", "search", "table_context"]
+ALL_TOOLS = ["coverage", "cypher", "freshness", "join_path", "joins", "links", "outline", "run_sql", "schema", "search", "table_context"]
 COUNTS = "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS edges"
 
 
@@ -158,7 +158,7 @@ def test_http_needs_the_bearer_token(served: Served) -> None:
             codes = [(await anonymous.get(f"{served.base}{path}")).status_code for path in ("/v1/freshness", "/metrics", "/mcp")]
             codes.append((await anonymous.post(f"{served.base}/mcp", json={})).status_code)
         async with served.client("wrong-token") as wrong:
-            codes.append((await wrong.get(f"{served.base}/v1/search", params={"q": "coil"})).status_code)
+            codes.append((await wrong.get(f"{served.base}/v1/search", params={"query": "coil"})).status_code)
         async with httpx2.AsyncClient(timeout=10) as anonymous:
             codes += [(await anonymous.get(f"{served.base}{path}")).status_code for path in ("/healthz", "/openapi.json")]
         return codes
@@ -199,13 +199,13 @@ def test_http_api_answers_refuses_and_counts(served: Served, driver: Driver) -> 
         async with served.client() as http:
             base = served.base
             return {
-                "search": (await http.get(f"{base}/v1/search", params={"q": "coil", "under": "shop/bulletins"})).json(),
-                "text": (await http.get(f"{base}/v1/join-path", params={"a": "vehicles", "b": "parts", "format": "text"})).text,
-                "coverage": (await http.get(f"{base}/v1/coverage", params=[("term", "U0140"), ("term", "P9999")])).json(),
+                "search": (await http.get(f"{base}/v1/search", params={"query": "coil", "under": "shop/bulletins"})).json(),
+                "text": (await http.get(f"{base}/v1/join-path", params={"table_a": "vehicles", "table_b": "parts", "format": "text"})).text,
+                "coverage": (await http.get(f"{base}/v1/coverage", params=[("terms", "U0140"), ("terms", "P9999")])).json(),
                 "cypher": await http.post(f"{base}/v1/cypher", json={"query": "MATCH (n) DETACH DELETE n"}),
-                "sql": await http.post(f"{base}/v1/sql", json={"sql": "DROP TABLE service.parts"}),
+                "sql": await http.post(f"{base}/v1/run-sql", json={"sql": "DROP TABLE service.parts"}),
                 "bad": await http.get(f"{base}/v1/outline", params={"depth": "deep"}),
-                "unknown": await http.get(f"{base}/v1/tables", params={"q": "x", "evil": "1"}),
+                "unknown": await http.get(f"{base}/v1/table-context", params={"question": "x", "evil": "1"}),
                 "traversal": await http.get(f"{base}/v1/outline", params={"uri": "../../../etc/passwd"}),
                 "openapi": (await http.get(f"{base}/openapi.json")).json(),
                 "metrics": (await http.get(f"{base}/metrics")).text,
@@ -220,10 +220,10 @@ def test_http_api_answers_refuses_and_counts(served: Served, driver: Driver) -> 
     for name in ("cypher", "sql", "bad", "unknown", "traversal"):
         assert got[name].status_code == 400 and set(got[name].json()) == {"error"}, (name, got[name].text)
     assert "refused" in got["cypher"].json()["error"] and "read-only" in got["sql"].json()["error"]
-    assert set(got["openapi"]["paths"]) >= {"/v1/search", "/v1/tables", "/v1/join-path", "/v1/cypher", "/healthz", "/metrics"}
+    assert set(got["openapi"]["paths"]) >= {"/v1/search", "/v1/table-context", "/v1/join-path", "/v1/links", "/v1/joins", "/v1/cypher", "/healthz", "/metrics"}
     assert 'lakegraph_shape_calls_total{outcome="refused",shape="cypher"}' in got["metrics"]
     assert "lakegraph_source_age_seconds" in got["metrics"]
-    assert got["tools"]["available"] == sorted(["outline", "search", "coverage", "tables", "join_path", "run_sql", "schema", "cypher", "freshness"])
+    assert got["tools"]["available"] == sorted(ALL_TOOLS)
     assert dump(driver) == before
 
 
@@ -248,5 +248,5 @@ def test_tool_list_follows_what_exists_and_is_announced(served: Served, driver: 
             return without, again
 
     without, again = anyio.run(main)
-    assert without == ["cypher", "freshness", "join_path", "run_sql", "schema", "table_context"]
+    assert without == ["cypher", "freshness", "join_path", "joins", "run_sql", "schema", "table_context"]
     assert again == ALL_TOOLS

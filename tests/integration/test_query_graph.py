@@ -143,8 +143,8 @@ def test_a_column_the_table_lacks_is_listed_as_unresolved_and_never_joined(graph
     report = QueryGraph(graph, "neo4j").absorb([typo], now=NOW)
     assert (report.runs, report.pairs, report.unresolved) == (1, 0, 1)
     assert graph.execute_query(JOIN).records == []
-    listing = list_joins(graph, "neo4j")
+    listing = list_joins(graph, "neo4j", "", 0.0)
     assert listing.unresolved_queries == 1
     assert [row["columns"] for row in listing.unresolved_examples] == [["my-proj.shop.orders.customer"]]
     assert "queries naming columns their tables lack (1; not counted as joins)" in render(listing)
-    assert list_joins(graph, "neo4j", table="shop.customers").unresolved_queries == 0
+    assert list_joins(graph, "neo4j", "shop.customers", 0.0).unresolved_queries == 0

@@ -59,24 +59,24 @@ def test_outline_rows_in_tree_order_with_links_and_cut_counts(library: Path, dri
 
 def test_outline_refuses_unknown_uris_and_bad_depths(library: Path, driver: Driver) -> None:
     with pytest.raises(ShapeError, match="no library, folder, document or section has the URI"):
-        outline(driver, "neo4j", "lib/nowhere")
+        outline(driver, "neo4j", "lib/nowhere", depth=1)
     with pytest.raises(ShapeError, match="depth must be between"):
         outline(driver, "neo4j", "lib", depth=-1)
 
 
 def test_scoped_search_returns_k_hits_where_rank_then_filter_would_not(library: Path, driver: Driver) -> None:
     k = 2
-    global_top = [hit.uri for hit in search(driver, "neo4j", "coil", k=k).hits]
+    global_top = [hit.uri for hit in search(driver, "neo4j", "coil", None, k, []).hits]
     assert not any(uri.startswith("lib/manuals") for uri in global_top)  # the manuals rank below the recalls
-    scoped = search(driver, "neo4j", "coil", under="lib/manuals", k=k)
+    scoped = search(driver, "neo4j", "coil", "lib/manuals", k, [])
     assert len(scoped.hits) == k and all(hit.uri.startswith("lib/manuals") for hit in scoped.hits)
-    assert {hit.kind for hit in search(driver, "neo4j", "coil", k=50).hits} <= {"Document", "Section"}
+    assert {hit.kind for hit in search(driver, "neo4j", "coil", None, 50, []).hits} <= {"Document", "Section"}
 
 
 def test_expansion_terms_are_or_ed_and_hits_carry_breadcrumbs_and_snippets(library: Path, driver: Driver) -> None:
-    plain = search(driver, "neo4j", "shudder", k=5)
+    plain = search(driver, "neo4j", "shudder", None, 5, [])
     assert plain.hits == []
-    expanded = search(driver, "neo4j", "shudder", k=5, expand=["rough idle"])
+    expanded = search(driver, "neo4j", "shudder", None, 5, ["rough idle"])
     [hit] = expanded.hits
     assert hit.uri == "lib/bulletins/tsb-1#tsb-1/cause"
     assert hit.breadcrumb == "lib › bulletins › TSB 1 › tsb-1 › cause"
@@ -85,14 +85,14 @@ def test_expansion_terms_are_or_ed_and_hits_carry_breadcrumbs_and_snippets(libra
 
 @pytest.mark.parametrize("query", ['coil AND (misfire', 'P0301: "unclosed', "title:coil~2 OR *", "a || b && !c ^ [x TO y]", "\\"])
 def test_lucene_syntax_in_user_text_is_escaped_never_an_error(library: Path, driver: Driver, query: str) -> None:
-    search(driver, "neo4j", query, k=3)
+    search(driver, "neo4j", query, None, 3, [])
 
 
 def test_search_refuses_empty_and_huge_queries(library: Path, driver: Driver) -> None:
     with pytest.raises(ShapeError, match="empty query"):
-        search(driver, "neo4j", "   ")
+        search(driver, "neo4j", "   ", None, 10, [])
     with pytest.raises(ShapeError, match="too long"):
-        search(driver, "neo4j", "coil " * 500)
+        search(driver, "neo4j", "coil " * 500, None, 10, [])
 
 
 def test_cli_outline_and_search(library: Path, neo4j_service: Neo4jService, tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def shapes(house: lakehouse.Lakehouse, driver: Driver) -> Shapes:
 
 
 def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
-    answer = shapes.tables("repeat repair rate")
+    answer = shapes.ask("table_context", question="repeat repair rate")
     [first, *_] = answer.result.tables
     assert first.id == "warehouse.service.work_orders"
     assert "term" in first.found_by and first.via_terms == ["Comeback ratio"]
@@ -49,12 +49,12 @@ def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
 
 
 def test_table_text_arm_finds_tables_by_description(shapes: Shapes) -> None:
-    ids = [table.id for table in shapes.tables("diagnostic trouble code", k=3).result.tables]
+    ids = [table.id for table in shapes.ask("table_context", question="diagnostic trouble code", k=3).result.tables]
     assert ids[0] == "warehouse.service.fault_codes"
 
 
 def test_join_paths_prefer_declared_keys_and_give_on_clauses(shapes: Shapes) -> None:
-    path = shapes.join_path("vehicles", "parts").result
+    path = shapes.ask("join_path", table_a="vehicles", table_b="parts").result
     assert path.found and [hop.kind for hop in path.hops] == ["declared", "declared", "declared"]
     assert [hop.on for hop in path.hops] == [
         "vehicles.vin = work_orders.vin",
@@ -65,7 +65,7 @@ def test_join_paths_prefer_declared_keys_and_give_on_clauses(shapes: Shapes) -> 
 
 
 def test_learned_joins_fill_in_where_no_key_is_declared(shapes: Shapes) -> None:
-    path = shapes.join_path("service.fault_codes", "service.vehicles").result
+    path = shapes.ask("join_path", table_a="service.fault_codes", table_b="service.vehicles").result
     assert [hop.kind for hop in path.hops] == ["learned", "declared"]
     first = path.hops[0]
     assert first.on == "fault_codes.code = work_orders.fault_code"
@@ -73,16 +73,16 @@ def test_learned_joins_fill_in_where_no_key_is_declared(shapes: Shapes) -> None:
 
 
 def test_join_path_says_clearly_when_there_is_none(shapes: Shapes) -> None:
-    path = shapes.join_path("technicians", "vehicles").result
+    path = shapes.ask("join_path", table_a="technicians", table_b="vehicles").result
     assert not path.found and "no chain" in path.reason
     with pytest.raises(ShapeError, match="no table named 'nowhere'"):
-        shapes.join_path("nowhere", "vehicles")
-    with pytest.raises(ShapeError, match="max hops"):
-        shapes.join_path("parts", "vehicles", max_hops=0)
+        shapes.ask("join_path", table_a="nowhere", table_b="vehicles")
+    with pytest.raises(ShapeError, match="max_hops: Input should be greater than or equal to 1"):
+        shapes.ask("join_path", table_a="parts", table_b="vehicles", max_hops=0)
 
 
 def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -> None:
-    result = shapes.coverage(["P0301", "U0140", "P0420", "12345-AB", "12345", "P030"]).result
+    result = shapes.ask("coverage", terms=["P0301", "U0140", "P0420", "12345-AB", "12345", "P030"]).result
     assert result.missing == ["P0420", "P030"]  # P030 is a prefix of P0301, not a token
     assert result.found["U0140"] == ["shop/manuals/network#network/bcm"]
     assert "shop/bulletins/tsb-7#tsb-7/cause" in result.found["12345-AB"]
@@ -90,7 +90,7 @@ def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -
 
 
 def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
-    schema = shapes.schema().result
+    schema = shapes.ask("schema").result
     assert schema.labels["Table"] == 6 and schema.relationship_types["REFERENCES"] == 4
     assert any(prop.startswith("confidence") for prop in schema.relationship_properties["JOINS_WITH"])
     assert {"document_text", "table_full_text_index", "column_full_text_index", "businessterm_full_text_index"} <= {index["name"] for index in schema.indexes}
@@ -98,9 +98,9 @@ def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
 
 def test_read_only_cypher_answers_with_a_row_cap(shapes: Shapes, house: lakehouse.Lakehouse, driver: Driver) -> None:
     capped = Shapes(house.settings.with_section("shapes", cypher_max_rows=2), driver, "neo4j")
-    result = capped.cypher("MATCH (t:Table) RETURN t.name AS name ORDER BY name").result
+    result = capped.ask("cypher", query="MATCH (t:Table) RETURN t.name AS name ORDER BY name").result
     assert result.columns == ["name"] and result.rows == [["fault_codes"], ["parts"]] and result.truncated
-    nodes = shapes.cypher("MATCH (t:Table {name: $name}) RETURN t", {"name": "parts"}).result.rows
+    nodes = shapes.ask("cypher", query="MATCH (t:Table {name: $name}) RETURN t", parameters={"name": "parts"}).result.rows
     assert nodes[0][0]["labels"] == ["Table"] and nodes[0][0]["name"] == "parts"
 
 
@@ -130,7 +130,7 @@ WRITE_ATTEMPTS = [
 def test_every_write_attempt_is_refused_and_the_graph_is_unchanged(shapes: Shapes, driver: Driver, query: str) -> None:
     before = dump(driver), driver.execute_query(COUNTS).records[0].values()
     with pytest.raises(ShapeError) as refused:
-        shapes.cypher(query)
+        shapes.ask("cypher", query=query)
     assert "\n" not in str(refused.value)
     assert (dump(driver), driver.execute_query(COUNTS).records[0].values()) == before
 
@@ -139,11 +139,11 @@ def test_every_write_attempt_is_refused_and_the_graph_is_unchanged(shapes: Shape
 def test_cypher_time_limit_is_a_clear_error(house: lakehouse.Lakehouse, driver: Driver) -> None:
     slow = Shapes(house.settings.with_section("shapes", cypher_timeout=0.5), driver, "neo4j")
     with pytest.raises(ShapeError, match="time limit"):
-        slow.cypher("UNWIND range(1, 100000000) AS x WITH x WHERE x % 7 = 0 RETURN count(*)")
+        slow.ask("cypher", query="UNWIND range(1, 100000000) AS x WITH x WHERE x % 7 = 0 RETURN count(*)")
 
 
 def test_read_only_sql_on_duckdb(shapes: Shapes) -> None:
-    result = shapes.run_sql("SELECT vin, count(*) AS visits FROM service.work_orders GROUP BY vin ORDER BY vin").result
+    result = shapes.ask("run_sql", sql="SELECT vin, count(*) AS visits FROM service.work_orders GROUP BY vin ORDER BY vin").result
     assert result.engine == "duckdb" and result.columns == ["vin", "visits"]
     assert result.rows == [["VIN1", 2], ["VIN2", 1], ["VIN3", 1]]
 
@@ -167,28 +167,28 @@ SQL_ATTEMPTS = [
 @pytest.mark.reliability
 @pytest.mark.parametrize(("sql", "why"), SQL_ATTEMPTS)
 def test_sql_writes_scripts_and_file_access_are_refused(shapes: Shapes, house: lakehouse.Lakehouse, sql: str, why: str) -> None:
-    before = shapes.run_sql("SELECT count(*) FROM service.parts").result.rows
+    before = shapes.ask("run_sql", sql="SELECT count(*) FROM service.parts").result.rows
     with pytest.raises(ShapeError, match=why or None):
-        shapes.run_sql(sql)
-    assert shapes.run_sql("SELECT count(*) FROM service.parts").result.rows == before
+        shapes.ask("run_sql", sql=sql)
+    assert shapes.ask("run_sql", sql="SELECT count(*) FROM service.parts").result.rows == before
     assert not Path("/tmp/parts.csv").exists() or Path("/tmp/parts.csv").stat().st_mtime < house.warehouse.stat().st_mtime
 
 
 def test_sql_row_cap(house: lakehouse.Lakehouse, driver: Driver) -> None:
     capped = Shapes(house.settings.with_section("shapes", sql_max_rows=2), driver, "neo4j")
-    result = capped.run_sql("SELECT * FROM range(10)").result
+    result = capped.ask("run_sql", sql="SELECT * FROM range(10)").result
     assert len(result.rows) == 2 and result.truncated
 
 
 def test_freshness_names_each_source(shapes: Shapes) -> None:
-    sources = {source.source: source for source in shapes.freshness().result.sources}
+    sources = {source.source: source for source in shapes.ask("freshness").result.sources}
     assert set(sources) == {"documents", "glossary", "query-log", "warehouse"}
     assert sources["query-log"].event_at.startswith("2026-11-01T10:00")
     assert all(source.age_seconds is not None and source.age_seconds < 600 for source in sources.values())
 
 
 def test_available_shapes_follow_what_exists(shapes: Shapes) -> None:
-    assert shapes.available() == {"outline", "search", "coverage", "tables", "join_path", "run_sql", "schema", "cypher", "freshness"}
+    assert shapes.available() == {"outline", "search", "coverage", "links", "table_context", "join_path", "joins", "run_sql", "schema", "cypher", "freshness"}
 
 
 def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path: Path) -> None:
@@ -199,8 +199,8 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
     assert data["missing"] == ["P0420"] and data["found"] == {"U0140": ["shop/manuals/network#network/bcm"]}
     path = run_cli("join-path", "vehicles", "parts", env=env)
     assert path.returncode == 0 and "ON work_order_parts.part_no = parts.part_no AND" in path.stdout
-    assert "freshness:" in run_cli("tables", "comeback", env=env).stdout
-    sql = run_cli("sql", "SELECT count(*) AS n FROM service.vehicles", "--json", env=env)
+    assert "freshness:" in run_cli("table-context", "comeback", env=env).stdout
+    sql = run_cli("run-sql", "SELECT count(*) AS n FROM service.vehicles", "--json", env=env)
     assert json.loads(sql.stdout)["rows"] == [[3]]
     refused = run_cli("cypher", "CREATE (n:Evil)", env=env)
     assert_one_line_error(refused, "refused: read-only Cypher only")
@@ -208,10 +208,10 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
 
 def test_the_cached_join_graph_follows_new_query_logs(shapes: Shapes, driver: Driver) -> None:
     """Last in this module: it teaches the graph a new join."""
-    assert not shapes.join_path("technicians", "work_orders").result.found
+    assert not shapes.ask("join_path", table_a="technicians", table_b="work_orders").result.found
     QueryGraph(driver, "neo4j", "duckdb").absorb([QueryEvent(
         "job-techs", "SELECT * FROM service.technicians t JOIN service.work_orders w ON w.id = t.tech_id", "cy@example.com",
         "2026-11-02T10:00:00Z", False, (),
     )])
-    path = shapes.join_path("technicians", "work_orders").result
+    path = shapes.ask("join_path", table_a="technicians", table_b="work_orders").result
     assert path.found and path.hops[0].on == "technicians.tech_id = work_orders.id"

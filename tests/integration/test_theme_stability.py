@@ -108,14 +108,14 @@ def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(es
 
     ThemeRunner(estate, driver, "neo4j").run()
     shapes = Shapes(estate, driver, "neo4j")
-    overview = shapes.themes()
+    overview = shapes.ask("themes")
     assert len(json.dumps(overview.data())) < 32_000 and len(overview.text()) < 32_000  # about 8,000 tokens
     stored = props.level0(props.snapshot(driver))
     walked: dict[str, frozenset[str]] = {}
     for view in overview.result.themes:
         found, cursor = [], None
         while True:
-            page = shapes.themes(theme=view.id, cursor=cursor, limit=50).result.members
+            page = shapes.ask("themes", theme=view.id, cursor=cursor, limit=50).result.members
             assert page is not None and page.total == view.size
             found += [member["uri"] for member in page.members]
             cursor = page.next_cursor
@@ -132,12 +132,12 @@ def test_walking_the_overview_cursor_reassembles_the_whole_answer(estate: Settin
     from shapes.service import CHARS_PER_TOKEN, Shapes
 
     ThemeRunner(estate, driver, "neo4j").run()
-    whole = Shapes(estate.with_section("shapes", answer_tokens=10**7), driver, "neo4j").themes().result
+    whole = Shapes(estate.with_section("shapes", answer_tokens=10**7), driver, "neo4j").ask("themes").result
     assert whole.next_cursor is None and len(whole.themes) == whole.total_themes
     small = Shapes(estate.with_section("shapes", answer_tokens=tokens), driver, "neo4j")
     walked, cursor, pages = [], None, 0
     while True:
-        page = small.themes(cursor=cursor).result
+        page = small.ask("themes", cursor=cursor).result
         sizes = [len(json.dumps(asdict(view))) for view in page.themes]
         assert page.themes and (len(sizes) == 1 or sum(sizes) <= tokens * CHARS_PER_TOKEN)  # whole themes within the budget
         assert page.total_themes == whole.total_themes and page.grouped == whole.grouped

@@ -124,10 +124,10 @@ def test_a_failed_run_leaves_the_themes_and_drops_its_projection(library: tuple[
 def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Settings, Path], driver: Driver, neo4j_service: Neo4jService) -> None:
     settings, _ = library
     shapes = Shapes(settings, driver, "neo4j")
-    empty = shapes.themes().result
+    empty = shapes.ask("themes").result
     assert (empty.documents, empty.grouped, empty.ungrouped, empty.themes) == (9, 0, 9, [])
     ThemeRunner(settings, driver, "neo4j").run()
-    result = shapes.themes().result
+    result = shapes.ask("themes").result
     assert result.documents == result.grouped + result.ungrouped == 9 and result.ungrouped == 1
     brakes = next(view for view in result.themes if view.central[0]["uri"].startswith("lib/brakes/"))
     network = next(view for view in result.themes if view is not brakes)
@@ -135,7 +135,7 @@ def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Sett
     assert brakes.top_targets[0] == {"uri": "lib/brakes/pads", "cited_by": 3}
     assert brakes.central[0] == {"uri": "lib/brakes/pads", "links": 6}  # cites 3 members, cited by 3
     assert brakes.crossovers == [{"theme": network.id, "document": "lib/brakes/abs", "links": 1}]
-    text = shapes.themes().text()
+    text = shapes.ask("themes").text()
     assert text.startswith("9 documents = 8 grouped + 1 ungrouped; 2 themes at level 0")
     assert f"↔ {network.id} via lib/brakes/abs (1 links)" in text
 

@@ -42,6 +42,6 @@ def test_the_wheel_installs_and_its_commands_run_outside_the_checkout(tmp_path: 
     queries.write_text(json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id"}) + "\n")
     schema = elsewhere / "schema.json"
     schema.write_text(json.dumps({"shop": {"orders": {"customer_id": "INT64"}, "customers": {"id": "INT64"}}}))
-    extracted = json.loads(run(lakegraph, "joins", "extract", "--queries", queries, "--dialect", "bigquery", "--schema", schema, "--json", cwd=elsewhere).stdout)
+    extracted = json.loads(run(lakegraph, "extract-joins", "--queries", queries, "--dialect", "bigquery", "--schema", schema, "--json", cwd=elsewhere).stdout)
     assert [(row["left"], row["right"]) for row in extracted["pairs"]] == [("shop.customers.id", "shop.orders.customer_id")]
     assert "site-packages" in run(python, "-c", "import worker.settings as s; print(s.DEFAULTS_FILE)", cwd=elsewhere).stdout

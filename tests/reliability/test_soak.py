@@ -92,7 +92,7 @@ async def edit_continuously(demo: Demo, soak: Soak, until: float) -> None:
             path.write_text(f"{originals[path]}\nSoak note {token}.\n")
             written = time.monotonic()
             while True:
-                hits = (await http.get(f"{demo.base}/v1/search", params={"q": token})).json()["hits"]
+                hits = (await http.get(f"{demo.base}/v1/search", params={"query": token})).json()["hits"]
                 if hits:
                     soak.lags.append((written, time.monotonic() - written))
                     break

@@ -146,7 +146,7 @@ def test_joins_extract_command(tmp_path: Path) -> None:
     ]) + "\n")
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA.mapping))
-    result = run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json")
+    result = run_cli("extract-joins", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json")
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     assert answer["pairs"] == [
@@ -162,24 +162,24 @@ def test_joins_extract_shows_unresolved_columns_with_their_query(tmp_path: Path)
     queries.write_text(json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.buyer = c.id"}) + "\n")
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA.mapping))
-    text = run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema))
+    text = run_cli("extract-joins", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema))
     assert text.returncode == 0, text.stderr
     assert "1 with unresolved columns" in text.stdout and "0 join pairs" in text.stdout
     assert "unresolved shop.orders.buyer (not a join) in: SELECT * FROM shop.orders o JOIN" in text.stderr
-    answer = json.loads(run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json").stdout)
+    answer = json.loads(run_cli("extract-joins", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json").stdout)
     assert [row["columns"] for row in answer["unresolved"]] == [["shop.orders.buyer"]] and answer["pairs"] == []
 
 
 def test_joins_extract_refuses_bad_arguments_in_one_line(tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     queries.write_text("")
-    assert_one_line_error(run_cli("joins", "extract", "--queries", str(queries), "--dialect", "nope"), "unknown --dialect 'nope'")
+    assert_one_line_error(run_cli("extract-joins", "--queries", str(queries), "--dialect", "nope"), "unknown --dialect 'nope'")
     (tmp_path / "s.json").write_text("[1, 2]")
     assert_one_line_error(
-        run_cli("joins", "extract", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(tmp_path / "s.json")),
+        run_cli("extract-joins", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(tmp_path / "s.json")),
         "must hold a JSON object",
     )
-    assert_one_line_error(run_cli("joins", "extract", "--queries", str(tmp_path / "absent.jsonl"), "--dialect", "bigquery"), "cannot read")
+    assert_one_line_error(run_cli("extract-joins", "--queries", str(tmp_path / "absent.jsonl"), "--dialect", "bigquery"), "cannot read")
 
 
 def test_a_shape_resolved_once_is_reused_from_the_cache() -> None:

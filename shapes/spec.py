@@ -1,0 +1,85 @@
+"""What a shape is, declared once: from a `ShapeSpec` come its CLI command, its MCP tool, its
+HTTP endpoint (with OpenAPI) and its row of the README's shapes table.
+
+A spec names the shape (snake_case: the MCP tool; the CLI command and the HTTP path use the same
+words with hyphens), says in one line what it is for and when an agent should reach for it, and
+holds its parameters as a pydantic model — types, defaults, limits and descriptions live there
+and nowhere else. Every surface validates through that model, so a limit is enforced, and its
+refusal worded, the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
+
+from shapes.errors import ShapeError
+
+if TYPE_CHECKING:
+    from shapes.service import Shapes
+
+# What must exist for a shape to answer (the MCP server offers a tool only then).
+Needs = Literal["graph", "documents", "themes", "tables", "warehouse"]
+
+
+class Params(BaseModel):
+    """A shape's parameters: unknown names are refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    name: str
+    purpose: str  # one line: CLI help, HTTP summary, README
+    guide: str  # for agents: when to reach for it and how to read the answer (MCP description)
+    params: type[Params]
+    output: type  # the result dataclass (its JSON schema is the answer's, with freshness added)
+    run: Callable[[Shapes, Any], Any]
+    render: Callable[[Any], str]
+    needs: Needs = "graph"
+    arguments: tuple[str, ...] = ()  # fields the CLI takes positionally, in this order
+    method: Literal["GET", "POST"] = "GET"  # POST where a parameter is a query text or an object
+
+    @property
+    def command(self) -> str:
+        return self.name.replace("_", "-")
+
+    @property
+    def path(self) -> str:
+        return f"/v1/{self.command}"
+
+    @property
+    def description(self) -> str:
+        return f"{self.purpose} {self.guide}"
+
+    def fields(self) -> dict[str, FieldInfo]:
+        return self.params.model_fields
+
+    def validate(self, raw: dict[str, Any]) -> Params:
+        """The parameters from any surface, checked by the one model; a refusal names the field."""
+        try:
+            return self.params.model_validate(raw)
+        except ValidationError as invalid:
+            problems = []
+            for error in invalid.errors():
+                where = ".".join(str(part) for part in error["loc"]) or "parameters"
+                message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
+                problems.append(f"{where}: {message}")
+            takes = ", ".join(self.fields()) or "no parameters"
+            raise ShapeError(f"{self.name}: {'; '.join(problems)} ({self.name} takes {takes})") from None
+
+
+def limits(field: FieldInfo) -> dict[str, Any]:
+    """A field's numeric and length bounds, by their JSON-schema names (ge, le, min_length...)."""
+    found: dict[str, Any] = {}
+    for rule in field.metadata:
+        for name in ("ge", "gt", "le", "lt", "min_length", "max_length"):
+            value = getattr(rule, name, None)
+            if value is not None:
+                found[name] = value
+    return found
