@@ -14,12 +14,13 @@ import click
 from pydantic.fields import FieldInfo
 
 from shapes.service import Shapes
-from shapes.spec import ShapeSpec, limits
+from shapes.spec import BOUND_WORDS, ShapeSpec, limits
 from worker.cli_support import Context, emit_json, out, pass_context
 from worker.errors import LakegraphError
 from worker.graph.connection import connect
 
 WATCH_INTERVAL = 2.0  # seconds between looks with --watch
+METAVARS = {int: "INTEGER", float: "NUMBER", dict: "JSON"}
 
 
 class JsonObject(click.ParamType):
@@ -54,29 +55,25 @@ def _plain_type(annotation: Any) -> Any:
     return get_origin(plain) or plain
 
 
-def _click_type(kind: Any, field: FieldInfo) -> click.ParamType:
-    bounds = limits(field)
-    if kind is int:
-        return click.IntRange(bounds.get("ge"), bounds.get("le"))
-    if kind is float:
-        return click.FloatRange(bounds.get("ge"), bounds.get("le"))
-    if kind is dict:
-        return JsonObject()
-    return click.STRING
+def _help(field: FieldInfo) -> str:
+    bounds = ", ".join(f"{BOUND_WORDS[rule]} {value}" for rule, value in limits(field).items())
+    return f"{field.description} ({bounds})" if bounds else field.description or ""
 
 
 def cli_parameter(spec: ShapeSpec, name: str, field: FieldInfo) -> click.Parameter:
-    """A field as a click argument (the spec's `arguments`) or option, with the model's default and bounds."""
+    """A field as a click argument (the spec's `arguments`) or option with the model's default.
+    Values reach the model as typed (JSON for objects), so the model alone converts and bounds
+    them and a refusal reads as it does over MCP and HTTP."""
     kind = _plain_type(field.annotation)
     many = kind is list
     if name in spec.arguments:
         return click.Argument([name], nargs=-1 if many else 1, required=field.is_required())
-    default = None if field.is_required() or field.default in (None, []) else field.default
+    default = None if field.is_required() or field.default in (None, [], {}) else field.default
     if kind is bool:
         return click.Option([flag(name), name], is_flag=True, default=default, help=field.description)
     return click.Option(
-        [flag(name), name], type=_click_type(kind, field), multiple=many, default=default, required=field.is_required() and not many,
-        show_default=default is not None, help=field.description,
+        [flag(name), name], type=JsonObject() if kind is dict else click.STRING, metavar=METAVARS.get(kind), multiple=many, default=default,
+        required=field.is_required() and not many, show_default=default is not None, help=_help(field),
     )
 
 
@@ -94,6 +91,7 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
     def run(ctx: Context, as_json: bool, watch: bool, **values: Any) -> None:
         extras = {option.name: values.pop(option.name) for option in (extra.options if extra else ()) if option.name}
         raw = {name: list(value) if isinstance(value, tuple) else value for name, value in values.items() if value not in (None, ())}
+        spec.validate(raw)  # refused before any engine is needed
         driver, where = connect(ctx.settings)
         with driver:
             if extra:

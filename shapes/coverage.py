@@ -91,6 +91,7 @@ SPEC = ShapeSpec(
     output=CoverageResult,
     run=lambda shapes, p: coverage(shapes.driver, shapes.database, p.terms, p.under or None),
     render=render,
+    rows=("missing", "found", "mentions"),
     needs="documents",
     arguments=("terms",),
 )

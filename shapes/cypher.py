@@ -146,6 +146,7 @@ SPEC = ShapeSpec(
         shapes.driver, shapes.database, p.query, p.parameters, shapes.settings.shapes.cypher_max_rows, shapes.settings.shapes.cypher_timeout,
     ),
     render=render,
+    rows=("rows",),
     arguments=("query",),
     method="POST",
 )

@@ -116,4 +116,5 @@ SPEC = ShapeSpec(
     output=Freshness,
     run=lambda shapes, p: shapes.probe(),
     render=render,
+    rows=("sources",),
 )

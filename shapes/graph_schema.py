@@ -91,4 +91,5 @@ SPEC = ShapeSpec(
     output=GraphSchema,
     run=lambda shapes, p: graph_schema(shapes.driver, shapes.database),
     render=render,
+    rows=("labels", "relationship_types", "node_properties", "relationship_properties", "indexes"),
 )

@@ -97,7 +97,7 @@ def _answer_schema(output: type, components: dict[str, Any]) -> dict[str, Any]:
 
 
 def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
-    schema = spec.params.model_json_schema()
+    schema = spec.model.model_json_schema()
     properties = {**schema.get("properties", {}), "format": FORMAT}
     required = schema.get("required", [])
     answer = _answer_schema(spec.output, components)

@@ -215,6 +215,7 @@ SPEC = ShapeSpec(
     output=JoinPath,
     run=lambda shapes, p: shapes.join_paths(p.table_a, p.table_b, p.max_hops),
     render=render,
+    rows=("hops",),
     needs="tables",
     arguments=("table_a", "table_b"),
 )

@@ -82,5 +82,6 @@ SPEC = ShapeSpec(
     output=JoinListing,
     run=lambda shapes, p: list_joins(shapes.driver, shapes.database, p.table or "", p.min_confidence),
     render=render,
+    rows=("declared", "learned", "unresolved_examples"),
     needs="tables",
 )

@@ -10,21 +10,17 @@ from pydantic import Field
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
 
-MAX_ROWS = 10_000
-
 RESOLVED = f"""
 MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
 WHERE s.uri STARTS WITH $under
 RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found
 ORDER BY source, l.ordinal
-LIMIT $limit
 """
 UNRESOLVED = f"""
 MATCH (u:{Label.UNRESOLVED_LINK})
 WHERE u.source STARTS WITH $under
 RETURN u.source AS source, u.href AS href, u.reason AS reason
 ORDER BY source, u.ordinal
-LIMIT $limit
 """
 COUNTS = f"""
 CALL () {{ MATCH (s)-[l:{Rel.LINKS_TO}]->() WHERE s.uri STARTS WITH $under RETURN count(l) AS resolved }}
@@ -41,9 +37,9 @@ class LinkListing:
     broken: bool
 
 
-def list_links(driver: Driver, database: str, broken: bool, under: str, limit: int) -> LinkListing:
+def list_links(driver: Driver, database: str, broken: bool, under: str) -> LinkListing:
     counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
-    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, limit=limit, database_=database).records
+    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, database_=database).records
     return LinkListing(counts["resolved"], counts["unresolved"], [dict(row) for row in rows], broken)
 
 
@@ -55,17 +51,12 @@ def render(listing: LinkListing) -> str:
         else:
             flag = "" if row["anchor_found"] else "  (anchor not found: ends at the document)"
             lines.append(f"{row['source']} → {row['target']}{flag}")
-    shown = len(listing.rows)
-    total = listing.unresolved if listing.broken else listing.resolved
-    if shown < total:
-        lines.append(f"… {total - shown} more (raise limit)")
     return "\n".join(lines)
 
 
 class LinksParams(Params):
     broken: bool = Field(False, description="List the unresolved links with the reason instead of the resolved ones")
     under: str | None = Field(None, description="Only links written at or below this URI")
-    limit: int = Field(100, ge=1, le=MAX_ROWS, description="Rows to list")
 
 
 SPEC = ShapeSpec(
@@ -74,7 +65,8 @@ SPEC = ShapeSpec(
     guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document.",
     params=LinksParams,
     output=LinkListing,
-    run=lambda shapes, p: list_links(shapes.driver, shapes.database, p.broken, p.under or "", p.limit),
+    run=lambda shapes, p: list_links(shapes.driver, shapes.database, p.broken, p.under or ""),
     render=render,
+    rows=("rows",),
     needs="documents",
 )

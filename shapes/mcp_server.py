@@ -24,7 +24,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types import ToolAnnotations
 from neo4j.exceptions import DriverError, Neo4jError
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from shapes.errors import ShapeError
 from shapes.registry import SPECS
@@ -55,15 +55,17 @@ def _answer(call: Callable[[], Answer], output: str) -> str:
 
 
 def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., str]:
-    """The shape as a tool function whose signature is its params model plus `format` (the SDK
-    reads the tool's input schema from the signature)."""
+    """The shape as a tool function whose signature the SDK reads as the tool's input schema: each
+    parameter advertises its spec's schema but lets any value through, so the spec's model alone
+    checks it and a refusal reads as it does on the CLI and over HTTP."""
 
     def call(format: str = "text", **params: Any) -> str:
         return _answer(lambda: shapes.ask(spec.name, **params), format)
 
+    schemas = spec.model.model_json_schema()["properties"]
     parameters = [
         inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[field.annotation, field],
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Any, WithJsonSchema(schemas[name])],
             default=inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True),
         )
         for name, field in spec.fields().items()

@@ -8,18 +8,22 @@ says how many children were cut.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from neo4j import Driver
 from pydantic import Field
 
+from shapes.budget import size
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
 MAX_DEPTH = 20
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
+HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
+KIND_WORDS_ORDER = list(HIDDEN_WORDS)
 
 def _by_uri(node: str, uri: str) -> str:
     """A subquery finding `node` by `uri` through the uniqueness index of each document label
@@ -148,6 +152,38 @@ def render(shape: Outline) -> str:
     return "\n".join(lines)
 
 
+def overview(whole: Outline, chars: int) -> Outline | None:
+    """The outline as a table of contents that fits `chars`: the deepest levels that fit are kept,
+    and each row at the last kept level counts what it hides ("+9 folders, 412 documents") — its
+    URI drills in. None when not even the roots' children fit (plain pages do better then)."""
+    for level in range(max(row.depth for row in whole.rows) - 1, 0, -1):
+        rows = _summarised(whole.rows, level)
+        if size(asdict(replace(whole, rows=rows))) <= chars:
+            return replace(whole, rows=rows)
+    return None
+
+
+def _summarised(rows: list[OutlineRow], level: int) -> list[OutlineRow]:
+    kept: list[OutlineRow] = []
+    hidden: Counter[str] = Counter()
+
+    def close() -> None:
+        if hidden and kept:
+            counts = ", ".join(f"{count} {HIDDEN_WORDS[kind]}{'' if count == 1 else 's'}" for kind, count in sorted(hidden.items(), key=lambda item: KIND_WORDS_ORDER.index(item[0])))
+            last = kept[-1]
+            kept[-1] = replace(last, note=f"{last.note}; +{counts} below" if last.note else f"+{counts} below")
+        hidden.clear()
+
+    for row in rows:
+        if row.depth > level:
+            hidden[row.kind] += 1
+            continue
+        close()
+        kept.append(row)
+    close()
+    return kept
+
+
 class OutlineParams(Params):
     uri: str | None = Field(None, description="Start here: a URI from an earlier answer; omit for the libraries")
     depth: int = Field(1, ge=0, le=MAX_DEPTH, description="Levels below the URI to show")
@@ -162,6 +198,8 @@ SPEC = ShapeSpec(
     output=Outline,
     run=lambda shapes, p: outline(shapes.driver, shapes.database, p.uri or None, p.depth),
     render=render,
+    rows=("rows",),
+    overview=overview,
     needs="documents",
     arguments=("uri",),
 )

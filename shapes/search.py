@@ -139,6 +139,7 @@ SPEC = ShapeSpec(
     output=SearchResult,
     run=lambda shapes, p: search(shapes.driver, shapes.database, p.query, p.under or None, p.k, p.expand),
     render=render,
+    rows=("hits",),
     needs="documents",
     arguments=("query",),
 )

@@ -33,8 +33,10 @@ from shapes.metrics import (
     TOOLS,
 )
 from shapes.reader import ReadDriver
+from shapes import budget
+from shapes.budget import Page
 from shapes.registry import SPECS
-from shapes.spec import Needs
+from shapes.spec import Needs, Params, ShapeSpec
 from worker import problems
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
@@ -51,21 +53,30 @@ log = logging.getLogger(__name__)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
 
 
-CHARS_PER_TOKEN = 4  # how answer budgets in tokens are measured, without a tokenizer
-
-
 @dataclass(frozen=True)
 class Answer:
     shape: str
     result: Any
+    page: Page
     freshness: freshness_shape.Freshness
     render: Callable[[Any], str]
 
     def text(self) -> str:
-        return f"{self.render(self.result)}\n\n{freshness_shape.render(self.freshness)}"
+        return "\n\n".join(part for part in (self.render(self.result), render_page(self.page), freshness_shape.render(self.freshness)) if part)
 
     def data(self) -> dict:
-        return {**asdict(self.result), "freshness": asdict(self.freshness)}
+        return {**asdict(self.result), "page": asdict(self.page), "freshness": asdict(self.freshness)}
+
+
+def render_page(page: Page) -> str:
+    """Nothing for a whole answer; otherwise what was shown of how much, and how to go on."""
+    if page.overview:
+        return (f"overview: {page.total} rows summarised to fit {page.budget_tokens} tokens; "
+                f"drill into a URI, or walk every row with cursor={page.next_cursor}")
+    if not page.truncated and not page.offset:
+        return ""
+    shown = f"rows {page.offset + 1}-{page.offset + page.shown} of {page.total}" if page.shown else f"no rows after {page.offset} of {page.total}"
+    return f"{shown}; more: the same call with cursor={page.next_cursor}" if page.next_cursor else f"{shown} (the end)"
 
 
 class Shapes:
@@ -82,16 +93,16 @@ class Shapes:
         """Built on first use: loading an embedding model is not free, and most calls need none."""
         return tables.TableContextShape(self.driver, self.database, embedder(self.settings))
 
-    @property
-    def budget_chars(self) -> int:
-        return self.settings.shapes.answer_tokens * CHARS_PER_TOKEN
-
     def ask(self, name: str, **raw: Any) -> Answer:
-        """Shape `name` with parameters from any surface, checked by its spec's model."""
+        """Shape `name` with parameters from any surface, checked by its spec's model, its rows cut
+        to the call's budget (or the overview the shape makes when a first page cannot hold it)."""
         spec = SPECS[name]
         began = perf_counter()
         try:
-            result = spec.run(self, spec.validate(raw))
+            params = spec.validate(raw)
+            whole = spec.run(self, params)
+            freshness = self.probe()
+            result, page = self._fit(spec, params, whole, budget.size(asdict(freshness)))
         except ShapeError:
             CALLS.labels(name, "refused").inc()
             raise
@@ -101,7 +112,16 @@ class Shapes:
         finally:
             LATENCY.labels(name).observe(perf_counter() - began)
         CALLS.labels(name, "ok").inc()
-        return Answer(name, result, self.probe(), spec.render)
+        return Answer(name, result, page, freshness, spec.render)
+
+    def _fit(self, spec: ShapeSpec, params: Params, whole: Any, other_chars: int) -> tuple[Any, Page]:
+        chars = (params.max_tokens or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
+        call = params.model_dump()
+        if spec.overview is not None and params.cursor is None and budget.size(asdict(whole)) + other_chars > chars:
+            summary = spec.overview(whole, chars - other_chars - budget.PAGE_RESERVE)
+            if summary is not None:
+                return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.rows_of(whole, spec.rows)))
+        return budget.paginate(whole, spec.rows, call, params.cursor, chars, other_chars)
 
     def available(self) -> set[str]:
         """The shapes that can answer right now: their index is online and their data is there."""

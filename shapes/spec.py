@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from shapes.errors import ShapeError
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
 
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse"]
+MIN_TOKENS, MAX_TOKENS = 200, 1_000_000
+# What every shape takes besides its own parameters: the answer's budget and the cursor that continues it.
+PAGING: dict[str, Any] = {
+    "cursor": (str | None, Field(None, description="Continue an answer that was cut: the next_cursor of its page, with the same other parameters")),
+    "max_tokens": (int | None, Field(None, ge=MIN_TOKENS, le=MAX_TOKENS, description="The answer's size budget in tokens (4 characters each); default shapes.answer_tokens")),
+}
 
 
 class Params(BaseModel):
@@ -41,6 +48,8 @@ class ShapeSpec:
     output: type  # the result dataclass (its JSON schema is the answer's, with freshness added)
     run: Callable[[Shapes, Any], Any]
     render: Callable[[Any], str]
+    rows: tuple[str, ...]  # the result's fields holding rows, cut to the budget in this order (shapes/budget.py)
+    overview: Callable[[Any, int], Any] | None = None  # (the whole result, characters) -> a summary that fits, or None
     needs: Needs = "graph"
     arguments: tuple[str, ...] = ()  # fields the CLI takes positionally, in this order
     method: Literal["GET", "POST"] = "GET"  # POST where a parameter is a query text or an object
@@ -57,13 +66,18 @@ class ShapeSpec:
     def description(self) -> str:
         return f"{self.purpose} {self.guide}"
 
+    @cached_property
+    def model(self) -> type[Params]:
+        """The shape's parameters followed by the paging ones every shape takes."""
+        return create_model(self.params.__name__, __base__=self.params, **PAGING)
+
     def fields(self) -> dict[str, FieldInfo]:
-        return self.params.model_fields
+        return self.model.model_fields
 
     def validate(self, raw: dict[str, Any]) -> Params:
         """The parameters from any surface, checked by the one model; a refusal names the field."""
         try:
-            return self.params.model_validate(raw)
+            return self.model.model_validate(raw)
         except ValidationError as invalid:
             problems = []
             for error in invalid.errors():
@@ -72,6 +86,9 @@ class ShapeSpec:
                 problems.append(f"{where}: {message}")
             takes = ", ".join(self.fields()) or "no parameters"
             raise ShapeError(f"{self.name}: {'; '.join(problems)} ({self.name} takes {takes})") from None
+
+
+BOUND_WORDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<", "min_length": "length ≥", "max_length": "length ≤"}
 
 
 def limits(field: FieldInfo) -> dict[str, Any]:

@@ -169,6 +169,7 @@ SPEC = ShapeSpec(
     output=SqlResult,
     run=lambda shapes, p: shapes.sql_runner(p.sql),
     render=render,
+    rows=("rows",),
     needs="warehouse",
     arguments=("sql",),
     method="POST",

@@ -199,6 +199,7 @@ SPEC = ShapeSpec(
     output=TablesResult,
     run=lambda shapes, p: shapes.table_context(p.question, p.k),
     render=render,
+    rows=("tables",),
     needs="tables",
     arguments=("question",),
 )

@@ -5,14 +5,15 @@ size and share, cohesion (conductance as a number and a word), the link targets 
 converge on (with how many members cite each), its most central documents (with their link weight
 inside the theme), and its heaviest crossovers into other themes — all computed by the themes run
 (`worker/themes/summary.py`), so the answer reads one node per theme, never every member. A theme's
-members come from a call of their own (`theme=T12`), a page at a time, in URI order, with the
-cursor that continues. No LLM names themes: a theme is what it cites.
+members come from a call of their own (`theme=T12`), in URI order; like every shape's rows, themes
+and members are cut to the answer's budget with the cursor that continues (`shapes/budget.py`).
+No LLM names themes: a theme is what it cites.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from neo4j import Driver
@@ -35,12 +36,10 @@ RETURN t.id AS id, t.name AS name, t.size AS size, t.conductance AS conductance,
        t.central AS central, t.crossovers AS crossovers
 """
 THEME = f"MATCH (t:{Label.THEME} {{id: $theme}}) RETURN t.level AS level"
-MEMBERS_PAGE = f"""
+MEMBERS = f"""
 MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(:{Label.THEME} {{id: $theme}})
-WHERE d.uri > $after
-RETURN d.uri AS uri, d.displayName AS name ORDER BY uri LIMIT $limit
+RETURN d.uri AS uri, d.displayName AS name ORDER BY uri
 """
-MAX_MEMBERS_PAGE = 1000
 MAX_LEVEL = 9
 RUN_FIELDS = """r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.gamma AS gamma,
        r.documents AS documents, r.grouped AS grouped, r.themes AS themes, r.changes AS changes"""
@@ -78,16 +77,6 @@ class ThemeView:
 
 
 @dataclass(frozen=True)
-class MembersPage:
-    """One page of a theme's members in URI order; `next_cursor` continues it (None: the last page)."""
-
-    theme: str
-    total: int
-    members: list[dict]  # {"uri", "name"}
-    next_cursor: str | None
-
-
-@dataclass(frozen=True)
 class ThemesResult:
     level: int
     documents: int
@@ -95,22 +84,14 @@ class ThemesResult:
     ungrouped: int
     run: dict | None
     themes: list[ThemeView] = field(default_factory=list)
-    members: MembersPage | None = None  # with `theme`: that theme's members, a page at a time
-    total_themes: int = 0  # at this level; `themes` is a page of them when the answer had to be cut
-    next_cursor: str | None = None  # without `theme`: continue the list after this theme id
+    theme: str | None = None  # asked for one theme: `themes` is that one, `members` its documents
+    members: list[dict] = field(default_factory=list)  # {"uri", "name"} in URI order
 
 
-def themes(
-    driver: Driver, database: str, level: int = 0, theme: str | None = None, cursor: str | None = None, limit: int = 200,
-    *, budget_chars: int,
-) -> ThemesResult:
-    """The themes at a level, largest first, as many as fit `budget_chars` of JSON (whole themes
-    only, at least one; `next_cursor` continues after the last shown); or, with `theme`, that
-    theme and a page of its members (`cursor` continues them)."""
+def themes(driver: Driver, database: str, level: int, theme: str | None) -> ThemesResult:
+    """The themes at a level, largest first; or, with `theme`, that theme and its members."""
     if not 0 <= level <= MAX_LEVEL:
         raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
-    if not 1 <= limit <= MAX_MEMBERS_PAGE:
-        raise ShapeError(f"limit must be between 1 and {MAX_MEMBERS_PAGE}, got {limit}")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
     total = driver.execute_query(DOCUMENT_COUNT, database_=database).records[0]["n"]
     if not runs:
@@ -133,33 +114,11 @@ def themes(
         for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
     ]
     views.sort(key=lambda view: (-view.size, view.id))
-    grouped, count = sum(view.size for view in views), len(views)
+    grouped = sum(view.size for view in views)
     if theme is None:
-        views, after = _page(views, cursor, budget_chars)
-        return ThemesResult(level, total, grouped, total - grouped, run, views, None, count, after)
-    views = [view for view in views if view.id == theme]
-    rows = driver.execute_query(MEMBERS_PAGE, theme=theme, after=cursor or "", limit=limit + 1, database_=database).records
-    page = [{"uri": row["uri"], "name": row["name"]} for row in rows[:limit]]
-    members = MembersPage(theme, views[0].size, page, page[-1]["uri"] if len(rows) > limit else None)
-    return ThemesResult(level, total, grouped, total - grouped, run, views, members, count)
-
-
-def _page(views: list[ThemeView], cursor: str | None, budget_chars: int) -> tuple[list[ThemeView], str | None]:
-    """The themes after `cursor` that fit the budget, and the cursor after them (None: the end)."""
-    start = 0
-    if cursor is not None:
-        ids = [view.id for view in views]
-        if cursor not in ids:
-            raise ShapeError(f"no theme {cursor!r} at this level in the last run: the themes changed, start again without a cursor")
-        start = ids.index(cursor) + 1
-    shown, used = [], 0
-    for view in views[start:]:
-        used += len(json.dumps(asdict(view)))
-        if shown and used > budget_chars:
-            break
-        shown.append(view)
-    rest = start + len(shown) < len(views)
-    return shown, shown[-1].id if rest and shown else None
+        return ThemesResult(level, total, grouped, total - grouped, run, views)
+    members = [dict(row) for row in driver.execute_query(MEMBERS, theme=theme, database_=database).records]
+    return ThemesResult(level, total, grouped, total - grouped, run, [view for view in views if view.id == theme], theme, members)
 
 
 @dataclass(frozen=True)
@@ -186,12 +145,7 @@ def _runs(rows: list) -> list[dict]:
 
 
 def render(result: ThemesResult) -> str:
-    if result.members is not None:
-        shown = f"theme {result.members.theme}"
-    elif len(result.themes) < result.total_themes:
-        shown = f"{len(result.themes)} of {result.total_themes} themes"
-    else:
-        shown = f"{len(result.themes)} themes"
+    shown = f"theme {result.theme}" if result.theme else f"{len(result.themes)} themes"
     header = (f"{result.documents} documents = {result.grouped} grouped + {result.ungrouped} ungrouped; "
               f"{shown} at level {result.level}")
     if result.run is None:
@@ -206,16 +160,11 @@ def render(result: ThemesResult) -> str:
         lines.append("  central: " + ", ".join(f"{member['uri']} ({member['links']})" for member in view.central))
         for crossover in view.crossovers:
             lines.append(f"  ↔ {crossover['theme']} via {crossover['document']} ({crossover['links']} links)")
-    if result.members is not None:
-        page = result.members
-        lines.append(f"\nmembers of {page.theme}: {len(page.members)} of {page.total}")
-        lines += [f"  {member['name'] or member['uri']}  {member['uri']}" for member in page.members]
-        if page.next_cursor:
-            lines.append(f"more: lakegraph themes --theme {page.theme} --cursor {page.next_cursor}")
+    if result.theme:
+        lines.append(f"\nmembers of {result.theme}:")
+        lines += [f"  {member['name'] or member['uri']}  {member['uri']}" for member in result.members]
     elif result.themes:
-        if result.next_cursor:
-            lines.append(f"\nmore themes: lakegraph themes --level {result.level} --cursor {result.next_cursor}")
-        lines.append(("" if result.next_cursor else "\n") + "members of a theme: lakegraph themes --theme <id>")
+        lines.append("\nmembers of a theme: lakegraph themes --theme <id>")
     return "\n".join(lines)
 
 
@@ -238,9 +187,7 @@ def render_changes(result: ThemeChangesResult) -> str:
 
 class ThemesParams(Params):
     level: int = Field(0, ge=0, le=MAX_LEVEL, description="Zoom: 0 is the coarsest level, higher is finer")
-    theme: str | None = Field(None, description="One theme's id: its summary and its members, a page at a time (its level is the theme's own)")
-    cursor: str | None = Field(None, description="Continue where the answer stopped (it gives next_cursor): the themes, or with theme its members")
-    limit: int = Field(200, ge=1, le=MAX_MEMBERS_PAGE, description="With theme: members per page")
+    theme: str | None = Field(None, description="One theme's id: its summary and its members (its level is the theme's own)")
 
 
 class ThemeChangesParams(Params):
@@ -254,10 +201,9 @@ SPEC = ShapeSpec(
           "Use it for common patterns across bulletins and recalls.",
     params=ThemesParams,
     output=ThemesResult,
-    run=lambda shapes, p: themes(
-        shapes.driver, shapes.database, p.level, p.theme, p.cursor, p.limit, budget_chars=shapes.budget_chars,
-    ),
+    run=lambda shapes, p: themes(shapes.driver, shapes.database, p.level, p.theme),
     render=render,
+    rows=("themes", "members"),
     needs="themes",
 )
 CHANGES_SPEC = ShapeSpec(
@@ -268,5 +214,6 @@ CHANGES_SPEC = ShapeSpec(
     output=ThemeChangesResult,
     run=lambda shapes, p: theme_changes(shapes.driver, shapes.database, p.since),
     render=render_changes,
+    rows=("runs",),
     needs="themes",
 )

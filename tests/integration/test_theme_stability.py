@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from neo4j import Driver
 
 from tests import themes_properties as props
+from tests.paging import reassembled, walk
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import clean_env, run_cli
@@ -112,16 +112,11 @@ def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(es
     assert len(json.dumps(overview.data())) < 32_000 and len(overview.text()) < 32_000  # about 8,000 tokens
     stored = props.level0(props.snapshot(driver))
     walked: dict[str, frozenset[str]] = {}
-    for view in overview.result.themes:
-        found, cursor = [], None
-        while True:
-            page = shapes.ask("themes", theme=view.id, cursor=cursor, limit=50).result.members
-            assert page is not None and page.total == view.size
-            found += [member["uri"] for member in page.members]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        assert found == sorted(found) and len(found) == len(set(found))  # one stable order, nothing twice
+    for _, view in reassembled(walk(shapes, "themes")):
+        rows = reassembled(walk(shapes, "themes", theme=view.id, max_tokens=400))
+        assert rows[0] == ("themes", view)
+        found = [member["uri"] for _, member in rows[1:]]
+        assert found == sorted(found) and len(found) == len(set(found)) == view.size  # one stable order, nothing twice
         walked[view.id] = frozenset(found)
     assert walked == stored
     assert overview.result.grouped == sum(len(members) for members in walked.values())
@@ -129,21 +124,14 @@ def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(es
 
 @pytest.mark.parametrize("tokens", [300, 2000])
 def test_walking_the_overview_cursor_reassembles_the_whole_answer(estate: Settings, driver: Driver, tokens: int) -> None:
-    from shapes.service import CHARS_PER_TOKEN, Shapes
+    from shapes.service import Shapes
 
     ThemeRunner(estate, driver, "neo4j").run()
-    whole = Shapes(estate.with_section("shapes", answer_tokens=10**7), driver, "neo4j").ask("themes").result
-    assert whole.next_cursor is None and len(whole.themes) == whole.total_themes
-    small = Shapes(estate.with_section("shapes", answer_tokens=tokens), driver, "neo4j")
-    walked, cursor, pages = [], None, 0
-    while True:
-        page = small.ask("themes", cursor=cursor).result
-        sizes = [len(json.dumps(asdict(view))) for view in page.themes]
-        assert page.themes and (len(sizes) == 1 or sum(sizes) <= tokens * CHARS_PER_TOKEN)  # whole themes within the budget
-        assert page.total_themes == whole.total_themes and page.grouped == whole.grouped
-        walked += page.themes
-        pages += 1
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    assert walked == whole.themes and pages > 1  # the same themes in the same order, each once
+    shapes = Shapes(estate, driver, "neo4j")
+    whole = shapes.ask("themes", max_tokens=10**6)
+    assert not whole.page.truncated and whole.page.shown == whole.page.total == len(whole.result.themes)
+    pages = walk(shapes, "themes", max_tokens=tokens)
+    for page in pages:
+        assert page.result.themes and (page.page.shown == 1 or len(json.dumps(page.data())) <= tokens * 4)  # whole themes within the budget
+        assert page.page.total == whole.page.total and page.result.grouped == whole.result.grouped
+    assert [view for _, view in reassembled(pages)] == whole.result.themes and len(pages) > 1  # the same themes in the same order, each once

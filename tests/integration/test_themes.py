@@ -146,10 +146,10 @@ def test_the_themes_shape_reconciles_and_explains_each_theme(library: tuple[Sett
     assert {theme["id"]: theme["size"] for theme in data["themes"]} == {view.id: view.size for view in result.themes}
     assert all(set(theme) >= {"id", "size", "conductance", "top_targets", "central", "crossovers"} for theme in data["themes"])
     assert all("documents" not in theme for theme in data["themes"])  # members come from a call of their own
-    members = json.loads(run_cli("themes", "--theme", brakes.id, "--limit", "3", "--json", env=env).stdout)["members"]
-    rest = json.loads(run_cli("themes", "--theme", brakes.id, "--cursor", members["next_cursor"], "--json", env=env).stdout)["members"]
-    assert [m["uri"] for m in members["members"] + rest["members"]] == memberships(driver)[brakes.id]
-    assert (members["total"], rest["next_cursor"]) == (4, None)
+    first = json.loads(run_cli("themes", "--theme", brakes.id, "--max-tokens", "200", "--json", env=env).stdout)
+    rest = json.loads(run_cli("themes", "--theme", brakes.id, "--max-tokens", "5000", "--cursor", first["page"]["next_cursor"], "--json", env=env).stdout)
+    assert [m["uri"] for m in first["members"] + rest["members"]] == memberships(driver)[brakes.id]
+    assert first["page"]["truncated"] and (first["page"]["total"], rest["page"]["next_cursor"]) == (5, None)  # the theme, then its 4 members
     assert_one_line_error(run_cli("themes", "--theme", "T999", env=env), "no theme 'T999'")
     refreshed = run_cli("themes", "--refresh", "--gamma", "2.5", env=env)
     assert refreshed.returncode == 0 and "themes run run-" in refreshed.stdout

@@ -1,0 +1,129 @@
+"""Answers sized for an agent: a shape's rows are cut at a whole row so the answer fits a budget,
+and the answer says how many rows exist, whether it was cut, and the cursor that continues it.
+
+Each spec names the fields of its result that hold rows (lists, or dicts read as their items, in
+the order given); everything else in the result is the answer's fixed part and is always shown.
+The budget is measured on the answer's JSON, freshness and page included, at four characters a
+token — an estimate that needs no tokenizer download.
+
+A cursor is the offset of the next row plus a hash of the last row shown and of the call's other
+parameters. Continuing checks that row is still where it was; if rows were added or removed
+before it, the walk resumes right after it wherever it now is, and if it is gone the cursor is
+refused rather than silently skipping or repeating rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from shapes.errors import ShapeError
+
+CHARS_PER_TOKEN = 4
+PAGE_RESERVE = 300  # characters the page record itself takes in an answer
+CURSORLESS = ("cursor", "max_tokens")  # parameters a cursor may differ in
+
+
+@dataclass(frozen=True)
+class Page:
+    total: int  # rows in the whole answer
+    offset: int  # rows before this page
+    shown: int  # rows in this page
+    truncated: bool  # rows remain after this page
+    next_cursor: str | None  # the same call with this cursor continues (None: this is the end)
+    budget_tokens: int
+    overview: bool = False  # this page summarises deeper levels; its cursor walks every row from the first
+
+
+def size(value: Any) -> int:
+    return len(json.dumps(value, default=str))
+
+
+def rows_of(result: Any, fields: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """The result's rows in order, each tagged with the field it came from (dict fields as items)."""
+    found: list[tuple[str, Any]] = []
+    for name in fields:
+        value = getattr(result, name)
+        found += [(name, item) for item in (value.items() if isinstance(value, dict) else value)]
+    return found
+
+
+def with_rows(result: Any, fields: tuple[str, ...], rows: list[tuple[str, Any]]) -> Any:
+    """The result holding only `rows` in its row fields."""
+    kept: dict[str, Any] = {}
+    for name in fields:
+        items = [item for field, item in rows if field == name]
+        kept[name] = dict(items) if isinstance(getattr(result, name), dict) else items
+    return replace(result, **kept)
+
+
+def _row_hash(row: tuple[str, Any]) -> str:
+    field, item = row
+    return hashlib.sha256(f"{field}\0{json.dumps(_plain(item), default=str, sort_keys=True)}".encode()).hexdigest()[:16]
+
+
+def _plain(item: Any) -> Any:
+    return asdict(item) if hasattr(item, "__dataclass_fields__") else item
+
+
+def _call_hash(params: dict[str, Any]) -> str:
+    call = {name: value for name, value in params.items() if name not in CURSORLESS}
+    return hashlib.sha256(json.dumps(call, default=str, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def encode_cursor(offset: int, rows: list[tuple[str, Any]], params: dict[str, Any]) -> str:
+    state = {"o": offset, "r": _row_hash(rows[offset - 1]) if offset else "", "p": _call_hash(params)}
+    return base64.urlsafe_b64encode(json.dumps(state, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, rows: list[tuple[str, Any]], params: dict[str, Any]) -> int:
+    """The offset a cursor continues from, in the rows as they are now."""
+    try:
+        state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        offset, last, call = int(state["o"]), str(state["r"]), str(state["p"])
+    except (ValueError, KeyError, TypeError):
+        raise ShapeError("not a cursor this shape gave: pass next_cursor from the page before, unchanged") from None
+    if call != _call_hash(params):
+        raise ShapeError("this cursor belongs to a call with other parameters: repeat that call's parameters with it")
+    if offset == 0:
+        return 0
+    if 0 < offset <= len(rows) and _row_hash(rows[offset - 1]) == last:
+        return offset
+    for index, row in enumerate(rows):
+        if _row_hash(row) == last:
+            return index + 1
+    raise ShapeError("the answer changed since this cursor was given (its last row is gone): start again without a cursor")
+
+
+def fit(rows: list[tuple[str, Any]], start: int, room: int) -> int:
+    """How many rows from `start` fit in `room` characters: whole rows, at least one."""
+    count, used = 0, 0
+    for field, item in rows[start:]:
+        used += size(_plain(item)) + (len(field) + 8 if isinstance(item, tuple) else 2)
+        if count and used > room:
+            break
+        count += 1
+    return count
+
+
+def paginate(
+    result: Any, fields: tuple[str, ...], params: dict[str, Any], cursor: str | None, budget_chars: int, other_chars: int,
+) -> tuple[Any, Page]:
+    """The page of `result` that fits `budget_chars` with `other_chars` (freshness) beside it."""
+    rows = rows_of(result, fields)
+    start = decode_cursor(cursor, rows, params) if cursor else 0
+    fixed = size(asdict(with_rows(result, fields, [])))
+    count = fit(rows, start, budget_chars - fixed - other_chars - PAGE_RESERVE)
+    end = start + count
+    more = end < len(rows)
+    page = Page(len(rows), start, count, more, encode_cursor(end, rows, params) if more else None, budget_chars // CHARS_PER_TOKEN)
+    return with_rows(result, fields, rows[start:end]), page
+
+
+def overview_page(result: Any, fields: tuple[str, ...], params: dict[str, Any], budget_chars: int, total: int) -> Page:
+    """The page record of an overview: what it shows stands for all `total` rows, walked from the first."""
+    shown = len(rows_of(result, fields))
+    return Page(total, 0, shown, True, encode_cursor(0, [], params), budget_chars // CHARS_PER_TOKEN, overview=True)

@@ -1,0 +1,206 @@
+"""Parity from the registry: every shape, called with the same parameters from the CLI, over MCP
+and over HTTP, gives the same answer — the same rows, page and cursor — and refuses the same bad
+input in the same words. Then every `--json` command of `lakegraph`, walked from the CLI's own
+command tree, prints exactly one JSON document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from neo4j import Driver
+
+from shapes.registry import SPECS
+from shapes.spec import ShapeSpec
+from tests import lakehouse
+from tests.conftest import Neo4jService
+from tests.helpers import LAKEGRAPH, clean_env, run_cli
+from tests.integration.test_mcp_http import Served, _tool_text
+from worker.cli import cli
+from worker.runtime.processes import stop_pid
+from worker.themes.runner import ThemeRunner
+
+pytestmark = pytest.mark.timeout(600)
+# One call per shape on the test lakehouse; a small max_tokens where the answer has rows to cut.
+SAMPLES: dict[str, dict[str, Any]] = {
+    "outline": {"uri": "shop/manuals", "depth": 3, "max_tokens": 300},
+    "search": {"query": "coil", "k": 5, "max_tokens": 250},
+    "coverage": {"terms": ["P0301", "U0140", "P9999"], "under": "shop"},
+    "links": {"broken": False, "max_tokens": 200},
+    "themes": {"level": 0},
+    "theme_changes": {"since": "2000-01-01"},
+    "table_context": {"question": "repeat repair rate", "k": 2},
+    "join_path": {"table_a": "vehicles", "table_b": "parts", "max_hops": 4},
+    "joins": {"min_confidence": 0.0, "max_tokens": 200},
+    "run_sql": {"sql": "SELECT vin, model FROM service.vehicles ORDER BY vin"},
+    "schema": {"max_tokens": 300},
+    "cypher": {"query": "MATCH (t:Table) WHERE t.name STARTS WITH $p RETURN t.id AS id ORDER BY id", "parameters": {"p": "w"}},
+    "freshness": {},
+}
+# One refusal per shape that has a bound or a type to break.
+REFUSALS: dict[str, dict[str, Any]] = {
+    "outline": {"depth": 21},
+    "search": {"query": "coil", "k": 0},
+    "table_context": {"question": "x", "k": 51},
+    "join_path": {"table_a": "a", "table_b": "b", "max_hops": 7},
+    "joins": {"min_confidence": 2},
+    "themes": {"level": 10},
+    "freshness": {"max_tokens": 5},
+}
+REPORT_BY_EXIT_CODE = {("doctor",), ("neo4j", "status")}  # their exit code says an engine is off; their JSON says which
+VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}
+
+
+@pytest.fixture(scope="module")
+def house(neo4j_service: Neo4jService, driver: Driver, tmp_path_factory: pytest.TempPathFactory) -> lakehouse.Lakehouse:
+    built = lakehouse.build(neo4j_service.settings, driver, tmp_path_factory.mktemp("lakehouse"))
+    ThemeRunner(built.settings, driver, "neo4j").run(force=True)
+    return built
+
+
+@pytest.fixture(scope="module")
+def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return clean_env(
+        **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("parity-state")),
+        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
+        LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(house.settings.warehouse.glossary_path),
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
+        LAKEGRAPH_LOG_LEVEL="warning",
+    )
+
+
+@pytest.fixture(scope="module")
+def served(env: dict[str, str]) -> Iterator[Served]:
+    process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("MCP"), first
+        token = (Path(env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
+        yield Served(process, first.split()[1].removesuffix("/mcp"), token)
+    finally:
+        stop_pid(process.pid, timeout=10)
+        process.wait(10)
+
+
+def cli_args(spec: ShapeSpec, params: dict[str, Any]) -> list[str]:
+    """The parameters as the shape's command line, by the same rules the command is made with."""
+    args: list[str] = []
+    for name in spec.arguments:
+        value = params.get(name)
+        args += [str(item) for item in value] if isinstance(value, list) else [] if value is None else [str(value)]
+    for name, value in params.items():
+        if name in spec.arguments:
+            continue
+        option = f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
+        if isinstance(value, bool):
+            args += [option] if value else []
+        elif isinstance(value, list):
+            args += [part for item in value for part in (option, str(item))]
+        else:
+            args += [option, json.dumps(value) if isinstance(value, dict) else str(value)]
+    return args
+
+
+def stable(answer: Any) -> Any:
+    """The answer without what differs between two calls a moment apart (freshness, timings)."""
+    if isinstance(answer, dict):
+        return {key: stable(value) for key, value in answer.items() if key not in VOLATILE}
+    return [stable(item) for item in answer] if isinstance(answer, list) else answer
+
+
+def over_http(served: Served, spec: ShapeSpec, params: dict[str, Any]) -> tuple[int, Any]:
+    async def call() -> tuple[int, Any]:
+        async with served.client() as http:
+            if spec.method == "POST":
+                response = await http.post(f"{served.base}{spec.path}", json=params)
+            else:
+                query = [(name, str(item).lower() if isinstance(item, bool) else str(item))
+                         for name, value in params.items() for item in (value if isinstance(value, list) else [value])]
+                response = await http.get(f"{served.base}{spec.path}", params=query)
+            return response.status_code, response.json()
+
+    return anyio.run(call)
+
+
+def over_mcp(served: Served, name: str, params: dict[str, Any]) -> tuple[bool, str]:
+    async def call() -> tuple[bool, str]:
+        async with served.client() as http, Client(streamable_http_client(f"{served.base}/mcp", http_client=http)) as client:
+            return await _tool_text(client, name, {**params, "format": "json"})
+
+    return anyio.run(call)
+
+
+def test_every_shape_has_a_sample_call() -> None:
+    assert set(SAMPLES) == set(SPECS)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_cli_mcp_and_http_give_the_same_answer(name: str, served: Served, env: dict[str, str]) -> None:
+    spec, params = SPECS[name], SAMPLES[name]
+    done = run_cli(spec.command, *cli_args(spec, params), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    by_cli = json.loads(done.stdout)
+    failed, text = over_mcp(served, name, params)
+    assert not failed, text
+    status, by_http = over_http(served, spec, params)
+    assert status == 200, by_http
+    assert stable(by_cli) == stable(json.loads(text)) == stable(by_http)
+    assert by_cli["page"]["shown"] > 0
+    if by_cli["page"]["next_cursor"]:  # the cursor one surface gives continues on another
+        following = {**params, "cursor": by_cli["page"]["next_cursor"]}
+        status, rest = over_http(served, spec, following)
+        assert status == 200 and rest["page"]["offset"] == (0 if by_cli["page"]["overview"] else by_cli["page"]["shown"])
+        failed, text = over_mcp(served, name, following)
+        assert not failed and stable(json.loads(text)) == stable(rest)
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_cli_mcp_and_http_refuse_a_bad_parameter_in_the_same_words(name: str, served: Served, env: dict[str, str]) -> None:
+    spec, params = SPECS[name], REFUSALS[name]
+    done = run_cli(spec.command, *cli_args(spec, params), env=env)
+    assert done.returncode != 0 and done.stderr.startswith("error: "), done.stdout + done.stderr
+    by_cli = done.stderr.removeprefix("error: ").strip()
+    failed, by_mcp = over_mcp(served, name, params)
+    status, by_http = over_http(served, spec, params)
+    assert failed and status == 400
+    by_mcp = by_mcp.removeprefix(f"Error executing tool {name}: ")  # how the MCP SDK frames a tool's refusal
+    assert by_cli == by_http["error"] == by_mcp, (by_cli, by_http, by_mcp)
+    assert by_cli.startswith(f"{name}: ")
+
+
+def json_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from json_commands(command, (*prefix, name))
+        elif any(param.name == "as_json" for param in command.params):
+            yield (*prefix, name)
+
+
+def test_every_json_command_prints_one_json_document(house: lakehouse.Lakehouse, env: dict[str, str], tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"id": "1", "sql": "SELECT * FROM service.work_orders w JOIN service.vehicles v ON w.vin = v.vin"}) + "\n")
+    spare = tmp_path / "spare"
+    spare.mkdir()
+    (spare / "note.md").write_text("# Note\n\nA page of its own.\n")
+    invocations: dict[tuple[str, ...], list[list[str]]] = {  # in the order they run: the spare library is loaded, then forgotten
+        ("config",): [[]], ("doctor",): [[]], ("errors",): [[]], ("neo4j", "status"): [[]],
+        ("load", "docs"): [[], [f"spare={spare}"]], ("forget",): [["spare"]], ("load", "warehouse"): [[]],
+        ("extract-joins",): [["--queries", str(queries), "--dialect", "duckdb"]],
+        ("themes",): [[], ["--refresh"], ["--refresh", "--rebuild"]],
+        **{(spec.command,): [cli_args(spec, SAMPLES[name])] for name, spec in SPECS.items() if spec.command != "themes"},
+    }
+    assert set(json_commands(cli)) == set(invocations), "a --json command without an invocation here, or one gone"
+    for command, calls in invocations.items():
+        for args in calls:
+            done = subprocess.run([LAKEGRAPH, *command, *args, "--json"], env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+            assert done.returncode == 0 or command in REPORT_BY_EXIT_CODE, (command, args, done.stderr)
+            json.loads(done.stdout)  # exactly one document: anything before or after it fails here

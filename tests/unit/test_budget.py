@@ -1,0 +1,75 @@
+"""Cutting rows to a budget and continuing with a cursor (shapes/budget.py), as properties over
+random results: pages stay within the budget, never split a row, and walk to exactly the whole."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapes.budget import decode_cursor, encode_cursor, paginate, rows_of
+from shapes.errors import ShapeError
+
+
+@dataclass(frozen=True)
+class Listing:
+    title: str
+    items: list[dict] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+FIELDS = ("items", "counts")
+CALL = {"query": "x", "cursor": None, "max_tokens": None}
+listings = st.builds(
+    Listing,
+    st.text(max_size=40),
+    st.lists(st.fixed_dictionaries({"uri": st.text(min_size=1, max_size=30), "n": st.integers()}), max_size=60),
+    st.dictionaries(st.text(min_size=1, max_size=10), st.integers(), max_size=30),
+)
+
+
+def walk(listing: Listing, budget: int) -> list[tuple[Listing, object]]:
+    pages, cursor = [], None
+    while True:
+        page, record = paginate(listing, FIELDS, CALL, cursor, budget, 0)
+        pages.append((page, record))
+        cursor = record.next_cursor
+        if cursor is None:
+            return pages
+
+
+@settings(max_examples=200, deadline=None)
+@given(listings, st.integers(min_value=200, max_value=3000))
+def test_pages_fit_and_walk_to_exactly_the_whole(listing: Listing, budget: int) -> None:
+    pages = walk(listing, budget)
+    walked = [row for page, _ in pages for row in rows_of(page, FIELDS)]
+    assert walked == rows_of(listing, FIELDS)
+    for page, record in pages:
+        assert record.total == len(walked)
+        assert page.title == listing.title  # the fixed part is on every page
+        if record.shown > 1:
+            assert len(json.dumps(asdict(page))) + len(json.dumps(asdict(record))) <= budget
+
+
+def test_a_cursor_is_for_the_call_that_gave_it() -> None:
+    listing = Listing("t", [{"uri": str(i), "n": i} for i in range(100)])
+    _, record = paginate(listing, FIELDS, CALL, None, 400, 0)
+    assert record.truncated and record.next_cursor
+    with pytest.raises(ShapeError, match="other parameters"):
+        paginate(listing, FIELDS, {**CALL, "query": "y"}, record.next_cursor, 400, 0)
+    with pytest.raises(ShapeError, match="not a cursor"):
+        paginate(listing, FIELDS, CALL, "garbage!", 400, 0)
+    assert paginate(listing, FIELDS, {**CALL, "max_tokens": 9}, record.next_cursor, 400, 0)[1].offset == record.shown
+
+
+def test_a_cursor_resumes_after_its_last_row_when_rows_move_and_refuses_when_it_is_gone() -> None:
+    rows = [("items", {"uri": str(i), "n": i}) for i in range(10)]
+    cursor = encode_cursor(4, rows, CALL)
+    assert decode_cursor(cursor, rows, CALL) == 4
+    assert decode_cursor(cursor, [("items", {"uri": "new", "n": -1}), *rows], CALL) == 5  # a row arrived before: nothing repeats
+    assert decode_cursor(cursor, rows[1:], CALL) == 3  # a row before went: nothing is skipped
+    with pytest.raises(ShapeError, match="changed since"):
+        decode_cursor(cursor, rows[:3] + rows[4:], CALL)
