@@ -7,9 +7,10 @@ The budget is measured on the answer's JSON, freshness and page included, at fou
 token — an estimate that needs no tokenizer download.
 
 A cursor is the offset of the next row plus a hash of the last row shown and of the call's other
-parameters. Continuing checks that row is still where it was; if rows were added or removed
-before it, the walk resumes right after it wherever it now is, and if it is gone the cursor is
-refused rather than silently skipping or repeating rows.
+parameters, and the id of the snapshot its walk reads (`shapes/snapshots.py`). Continuing checks
+that row is still where it was; if rows were added or removed before it, the walk resumes right
+after it wherever it now is, and if it is gone the cursor is refused rather than silently
+skipping or repeating rows.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -42,22 +44,46 @@ def size(value: Any) -> int:
     return len(json.dumps(value, default=str))
 
 
+class Rows:
+    """The result's rows in order, each as (the field it came from, the item; dict fields give
+    their items), read in place: a page looks at its own rows, not at tens of thousands."""
+
+    def __init__(self, result: Any, fields: tuple[str, ...]) -> None:
+        self.parts: list[tuple[str, Sequence[Any]]] = []
+        for name in fields:
+            value = getattr(result, name)
+            self.parts.append((name, list(value.items()) if isinstance(value, dict) else value))
+        self.total = sum(len(part) for _, part in self.parts)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> tuple[str, Any]:
+        for name, part in self.parts:
+            if index < len(part):
+                return name, part[index]
+            index -= len(part)
+        raise IndexError(index)
+
+    def between(self, start: int, end: int) -> Iterator[tuple[str, Any]]:
+        for name, part in self.parts:
+            if start < len(part) and end > 0:
+                yield from ((name, item) for item in part[max(start, 0) : end])
+            start, end = start - len(part), end - len(part)
+
+
 def rows_of(result: Any, fields: tuple[str, ...]) -> list[tuple[str, Any]]:
-    """The result's rows in order, each tagged with the field it came from (dict fields as items)."""
-    found: list[tuple[str, Any]] = []
-    for name in fields:
-        value = getattr(result, name)
-        found += [(name, item) for item in (value.items() if isinstance(value, dict) else value)]
-    return found
+    """Every row of the result, in order."""
+    rows = Rows(result, fields)
+    return list(rows.between(0, len(rows)))
 
 
-def with_rows(result: Any, fields: tuple[str, ...], rows: list[tuple[str, Any]]) -> Any:
+def with_rows(result: Any, fields: tuple[str, ...], rows: Iterable[tuple[str, Any]]) -> Any:
     """The result holding only `rows` in its row fields."""
-    kept: dict[str, Any] = {}
-    for name in fields:
-        items = [item for field, item in rows if field == name]
-        kept[name] = dict(items) if isinstance(getattr(result, name), dict) else items
-    return replace(result, **kept)
+    kept: dict[str, list[Any]] = {name: [] for name in fields}
+    for field, item in rows:
+        kept[field].append(item)
+    return replace(result, **{name: dict(items) if isinstance(getattr(result, name), dict) else items for name, items in kept.items()})
 
 
 def _row_hash(row: tuple[str, Any]) -> str:
@@ -69,40 +95,52 @@ def _plain(item: Any) -> Any:
     return asdict(item) if hasattr(item, "__dataclass_fields__") else item
 
 
-def _call_hash(params: dict[str, Any]) -> str:
+def call_hash(params: dict[str, Any]) -> str:
     call = {name: value for name, value in params.items() if name not in CURSORLESS}
     return hashlib.sha256(json.dumps(call, default=str, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def encode_cursor(offset: int, rows: list[tuple[str, Any]], params: dict[str, Any]) -> str:
-    state = {"o": offset, "r": _row_hash(rows[offset - 1]) if offset else "", "p": _call_hash(params)}
+def encode_cursor(offset: int, last: tuple[str, Any] | None, params: dict[str, Any], snapshot: str = "") -> str:
+    """The cursor continuing at `offset`, after the row `last` (None: from the first row)."""
+    state = {"o": offset, "r": _row_hash(last) if last else "", "p": call_hash(params), "s": snapshot}
     return base64.urlsafe_b64encode(json.dumps(state, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, rows: list[tuple[str, Any]], params: dict[str, Any]) -> int:
-    """The offset a cursor continues from, in the rows as they are now."""
+def _state(cursor: str) -> dict[str, Any]:
     try:
         state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        offset, last, call = int(state["o"]), str(state["r"]), str(state["p"])
+        int(state["o"]), str(state["r"]), str(state["p"]), str(state.get("s", ""))
     except (ValueError, KeyError, TypeError):
         raise ShapeError("not a cursor this shape gave: pass next_cursor from the page before, unchanged") from None
-    if call != _call_hash(params):
+    return state
+
+
+def snapshot_of(cursor: str) -> str:
+    """The id of the snapshot a cursor's walk reads ("" for none)."""
+    return str(_state(cursor).get("s", ""))
+
+
+def decode_cursor(cursor: str, rows: Rows | list[tuple[str, Any]], params: dict[str, Any]) -> int:
+    """The offset a cursor continues from, in the rows as they are now."""
+    state = _state(cursor)
+    offset, last, call = int(state["o"]), str(state["r"]), str(state["p"])
+    if call != call_hash(params):
         raise ShapeError("this cursor belongs to a call with other parameters: repeat that call's parameters with it")
     if offset == 0:
         return 0
-    if 0 < offset <= len(rows) and _row_hash(rows[offset - 1]) == last:
+    if offset <= len(rows) and _row_hash(rows[offset - 1]) == last:
         return offset
-    for index, row in enumerate(rows):
-        if _row_hash(row) == last:
+    for index in range(len(rows)):
+        if _row_hash(rows[index]) == last:
             return index + 1
     raise ShapeError("the answer changed since this cursor was given (its last row is gone): start again without a cursor")
 
 
-def fit(rows: list[tuple[str, Any]], start: int, room: int) -> int:
+def fit(rows: Rows, start: int, room: int) -> int:
     """How many rows from `start` fit in `room` characters: whole rows, at least one."""
     count, used = 0, 0
-    for field, item in rows[start:]:
-        used += size(_plain(item)) + (len(field) + 8 if isinstance(item, tuple) else 2)
+    for _, item in rows.between(start, len(rows)):
+        used += size(_plain(item)) + 2
         if count and used > room:
             break
         count += 1
@@ -110,20 +148,28 @@ def fit(rows: list[tuple[str, Any]], start: int, room: int) -> int:
 
 
 def paginate(
-    result: Any, fields: tuple[str, ...], params: dict[str, Any], cursor: str | None, budget_chars: int, other_chars: int,
+    result: Any,
+    fields: tuple[str, ...],
+    params: dict[str, Any],
+    cursor: str | None,
+    budget_chars: int,
+    other_chars: int,
+    snapshot: Callable[[], str] = str,
 ) -> tuple[Any, Page]:
-    """The page of `result` that fits `budget_chars` with `other_chars` (freshness) beside it."""
-    rows = rows_of(result, fields)
+    """The page of `result` that fits `budget_chars` with `other_chars` (freshness) beside it;
+    a cut page's cursor names `snapshot()`, where the whole `result` is kept for the pages after it."""
+    rows = Rows(result, fields)
     start = decode_cursor(cursor, rows, params) if cursor else 0
     fixed = size(asdict(with_rows(result, fields, [])))
     count = fit(rows, start, budget_chars - fixed - other_chars - PAGE_RESERVE)
     end = start + count
     more = end < len(rows)
-    page = Page(len(rows), start, count, more, encode_cursor(end, rows, params) if more else None, budget_chars // CHARS_PER_TOKEN)
-    return with_rows(result, fields, rows[start:end]), page
+    next_cursor = encode_cursor(end, rows[end - 1] if end else None, params, snapshot()) if more else None
+    page = Page(len(rows), start, count, more, next_cursor, budget_chars // CHARS_PER_TOKEN)
+    return with_rows(result, fields, rows.between(start, end)), page
 
 
-def overview_page(result: Any, fields: tuple[str, ...], params: dict[str, Any], budget_chars: int, total: int) -> Page:
+def overview_page(result: Any, fields: tuple[str, ...], params: dict[str, Any], budget_chars: int, total: int, snapshot: Callable[[], str]) -> Page:
     """The page record of an overview: what it shows stands for all `total` rows, walked from the first."""
-    shown = len(rows_of(result, fields))
-    return Page(total, 0, shown, True, encode_cursor(0, [], params), budget_chars // CHARS_PER_TOKEN, overview=True)
+    shown = len(Rows(result, fields))
+    return Page(total, 0, shown, True, encode_cursor(0, None, params, snapshot()), budget_chars // CHARS_PER_TOKEN, overview=True)

@@ -72,8 +72,14 @@ def cli_parameter(spec: ShapeSpec, name: str, field: FieldInfo) -> click.Paramet
     if kind is bool:
         return click.Option([flag(name), name], is_flag=True, default=default, help=field.description)
     return click.Option(
-        [flag(name), name], type=JsonObject() if kind is dict else click.STRING, metavar=METAVARS.get(kind), multiple=many, default=default,
-        required=field.is_required() and not many, show_default=default is not None, help=_help(field),
+        [flag(name), name],
+        type=JsonObject() if kind is dict else click.STRING,
+        metavar=METAVARS.get(kind),
+        multiple=many,
+        default=default,
+        required=field.is_required() and not many,
+        show_default=default is not None,
+        help=_help(field),
     )
 
 
@@ -161,5 +167,3 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
         out.print(f"token     Authorization: Bearer <the token in {token_source}>", highlight=False, markup=False)
         sys.stdout.flush()
         run_http(service, sock)
-
-

@@ -14,8 +14,8 @@ from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
-from shapes.spec import Params, ShapeSpec
 from shapes.search import escape
+from shapes.spec import Params, ShapeSpec
 from worker.documents.tokens import token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
 
@@ -32,12 +32,20 @@ RETURN node.uri AS uri, coalesce(node.displayName, '') + '\\n' + coalesce(node.n
 
 
 @dataclass(frozen=True)
+class TermFound:
+    term: str
+    mentions: int  # documents and sections that mention it
+    uris: list[str]  # the first MAX_URIS of them, in URI order
+
+
+@dataclass(frozen=True)
 class CoverageResult:
-    terms: list[str]
+    asked: int  # distinct terms asked about
     under: str | None
+    nowhere: int  # how many no document or section mentions (`missing` may be a page of them)
+    somewhere: int  # how many are mentioned (`found` may be a page of them)
     missing: list[str] = field(default_factory=list)
-    found: dict[str, list[str]] = field(default_factory=dict)  # term -> uris (at most MAX_URIS)
-    mentions: dict[str, int] = field(default_factory=dict)  # term -> how many documents/sections mention it
+    found: list[TermFound] = field(default_factory=list)
 
 
 def coverage(driver: Driver, database: str, terms: list[str], under: str | None) -> CoverageResult:
@@ -48,33 +56,36 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None)
         raise ShapeError(f"too many terms ({len(cleaned)}; at most {MAX_TERMS} per call)")
     if any(len(term) > MAX_TERM for term in cleaned):
         raise ShapeError(f"a term is longer than {MAX_TERM} characters")
-    result = CoverageResult(cleaned, under)
+    missing, found = [], []
     for term in cleaned:
         pattern = token_pattern(term)
         rows = driver.execute_query(
-            CANDIDATE_NODES, lucene=f'"{escape(term)}"', limit=CANDIDATES, under=under or "", database_=database,
+            CANDIDATE_NODES,
+            lucene=f'"{escape(term)}"',
+            limit=CANDIDATES,
+            under=under or "",
+            database_=database,
         ).records
         uris = sorted(row["uri"] for row in rows if pattern.search(row["text"]))
         if uris:
-            result.found[term] = uris[:MAX_URIS]
-            result.mentions[term] = len(uris)
+            found.append(TermFound(term, len(uris), uris[:MAX_URIS]))
         else:
-            result.missing.append(term)
-    return result
+            missing.append(term)
+    return CoverageResult(len(cleaned), under, len(missing), len(found), missing, found)
 
 
 def render(result: CoverageResult) -> str:
     scope = f" under {result.under}" if result.under else ""
-    lines = [f"{len(result.terms)} terms{scope}: {len(result.missing)} mentioned nowhere, {len(result.found)} found"]
+    lines = [f"{result.asked} terms{scope}: {result.nowhere} mentioned nowhere, {result.somewhere} found"]
     if result.missing:
         lines.append("missing (no document or section mentions them):")
         lines += [f"  {term}" for term in result.missing]
     if result.found:
         lines.append("found:")
-        for term, uris in result.found.items():
-            more = result.mentions[term] - len(uris)
-            lines.append(f"  {term}  ({result.mentions[term]} places)")
-            lines += [f"    {uri}" for uri in uris] + ([f"    … and {more} more"] if more else [])
+        for row in result.found:
+            more = row.mentions - len(row.uris)
+            lines.append(f"  {row.term}  ({row.mentions} places)")
+            lines += [f"    {uri}" for uri in row.uris] + ([f"    … and {more} more"] if more else [])
     return "\n".join(lines)
 
 
@@ -91,7 +102,7 @@ SPEC = ShapeSpec(
     output=CoverageResult,
     run=lambda shapes, p: coverage(shapes.driver, shapes.database, p.terms, p.under or None),
     render=render,
-    rows=("missing", "found", "mentions"),
+    rows=("missing", "found"),
     needs="documents",
     arguments=("terms",),
 )

@@ -10,6 +10,8 @@ back. Errors are one line in Cypher's own words, never a stack trace.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from time import perf_counter
@@ -26,12 +28,21 @@ from shapes.spec import Params, ShapeSpec
 from shapes.tabular import render_rows
 
 MAX_QUERY = 5000
-READ_PROCEDURES = frozenset({
-    "db.labels", "db.relationshipTypes", "db.propertyKeys",
-    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.schema.visualization",
-    "db.index.fulltext.queryNodes", "db.index.fulltext.queryRelationships",
-    "db.index.vector.queryNodes", "db.index.vector.queryRelationships",
-})
+PASSED_KEPT = 256  # query texts remembered as passing the read-only check
+READ_PROCEDURES = frozenset(
+    {
+        "db.labels",
+        "db.relationshipTypes",
+        "db.propertyKeys",
+        "db.schema.nodeTypeProperties",
+        "db.schema.relTypeProperties",
+        "db.schema.visualization",
+        "db.index.fulltext.queryNodes",
+        "db.index.fulltext.queryRelationships",
+        "db.index.vector.queryNodes",
+        "db.index.vector.queryRelationships",
+    }
+)
 _PROCEDURE = re.compile(r"^([\w.]+)\(")
 
 
@@ -78,8 +89,30 @@ def check_read_only(driver: Driver, database: str, query: str) -> None:
                 raise ShapeError(f"refused: procedure {procedure} is not allowed (allowed: {', '.join(sorted(READ_PROCEDURES))})")
 
 
+class CypherShape:
+    """Read-only Cypher; a query text the planner passed as a plain read is not planned again
+    (agents repeat one query with new parameters; the check depends on the text alone)."""
+
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self._passed: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, query: str, parameters: dict, max_rows: int, timeout: float) -> CypherResult:
+        with self._lock:
+            known = query in self._passed
+        if not known:
+            check_read_only(self.driver, self.database, query)
+            with self._lock:
+                self._passed[query] = None
+                while len(self._passed) > PASSED_KEPT:
+                    self._passed.popitem(last=False)
+        return run_cypher(self.driver, self.database, query, parameters, max_rows, timeout)
+
+
 def run_cypher(driver: Driver, database: str, query: str, parameters: dict, max_rows: int, timeout: float) -> CypherResult:
-    check_read_only(driver, database, query)
+    """Run a query `check_read_only` passed, in a read transaction with a time limit and a row cap."""
 
     @unit_of_work(timeout=timeout)
     def read(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
@@ -142,9 +175,7 @@ SPEC = ShapeSpec(
     guide="For questions no other shape answers; read schema first. Writes, admin procedures and LOAD CSV are refused.",
     params=CypherParams,
     output=CypherResult,
-    run=lambda shapes, p: run_cypher(
-        shapes.driver, shapes.database, p.query, p.parameters, shapes.settings.shapes.cypher_max_rows, shapes.settings.shapes.cypher_timeout,
-    ),
+    run=lambda shapes, p: shapes.cypher(p.query, p.parameters, shapes.settings.shapes.cypher_max_rows, shapes.settings.shapes.cypher_timeout),
     render=render,
     rows=("rows",),
     arguments=("query",),

@@ -4,18 +4,21 @@ what an agent needs before writing its own read-only Cypher."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from neo4j import Driver
 
 from shapes.spec import Params, ShapeSpec
 
-LABELS = "CALL db.labels() YIELD label RETURN label ORDER BY label"
-TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS type ORDER BY type"
+NAMES = """
+CALL () { CALL db.labels() YIELD label RETURN collect(label) AS labels }
+CALL () { CALL db.relationshipTypes() YIELD relationshipType RETURN collect(relationshipType) AS types }
+CALL () { CALL db.propertyKeys() YIELD propertyKey RETURN collect(propertyKey) AS keys }
+RETURN labels, types, keys
+"""
 # Counts with a literal label or type come from Neo4j's count store (no scan); names are quoted.
-COUNT_LABEL = "MATCH (n:{name}) RETURN {position} AS position, count(n) AS n"
-COUNT_TYPE = "MATCH ()-[r:{name}]->() RETURN {position} AS position, count(r) AS n"
+COUNT_LABEL = "MATCH (n:{name}) RETURN 'label' AS kind, {position} AS position, count(n) AS n"
+COUNT_TYPE = "MATCH ()-[r:{name}]->() RETURN 'type' AS kind, {position} AS position, count(r) AS n"
 NODE_PROPERTIES = "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName, propertyTypes RETURN nodeLabels, propertyName, propertyTypes"
 REL_PROPERTIES = "CALL db.schema.relTypeProperties() YIELD relType, propertyName, propertyTypes RETURN relType, propertyName, propertyTypes"
 INDEXES = "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state RETURN name, type, labelsOrTypes, properties, state ORDER BY name"
@@ -30,33 +33,53 @@ class GraphSchema:
     indexes: list[dict] = field(default_factory=list)
 
 
-def graph_schema(driver: Driver, database: str) -> GraphSchema:
-    def run(query: str) -> list:
-        return driver.execute_query(query, database_=database).records
+class GraphSchemaShape:
+    """The schema, with its property listing cached: reading property types samples every node
+    (seconds on a large graph), so it is read again only when the names it could list change —
+    a label, a relationship type, a property key or an index appears or goes."""
 
-    node_props: dict[str, set[str]] = defaultdict(set)
-    for row in run(NODE_PROPERTIES):
-        if row["propertyName"]:
-            for label in row["nodeLabels"]:
-                node_props[label].add(f"{row['propertyName']}: {'|'.join(row['propertyTypes'] or [])}")
-    rel_props: dict[str, set[str]] = defaultdict(set)
-    for row in run(REL_PROPERTIES):
-        if row["propertyName"]:
-            rel_props[row["relType"].strip(":`")].add(f"{row['propertyName']}: {'|'.join(row['propertyTypes'] or [])}")
-    return GraphSchema(
-        labels=_counts(run, [row["label"] for row in run(LABELS)], COUNT_LABEL),
-        relationship_types=_counts(run, [row["type"] for row in run(TYPES)], COUNT_TYPE),
-        node_properties={label: sorted(props) for label, props in sorted(node_props.items())},
-        relationship_properties={rel: sorted(props) for rel, props in sorted(rel_props.items())},
-        indexes=[dict(row) for row in run(INDEXES)],
-    )
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self._properties: tuple[tuple, tuple[dict[str, list[str]], dict[str, list[str]]]] | None = None
 
+    def _run(self, query: str) -> list:
+        return self.driver.execute_query(query, database_=self.database).records
 
-def _counts(run: Callable[[str], list], names: list[str], template: str) -> dict[str, int]:
-    if not names:
-        return {}
-    parts = [template.format(name=_quoted(name), position=position) for position, name in enumerate(names)]
-    return {names[row["position"]]: row["n"] for row in run(" UNION ALL ".join(parts))}
+    def __call__(self) -> GraphSchema:
+        found = self._run(NAMES)[0]
+        labels, types = sorted(found["labels"]), sorted(found["types"])
+        indexes = [dict(row) for row in self._run(INDEXES)]
+        names = (tuple(labels), tuple(types), tuple(sorted(found["keys"])), tuple(index["name"] for index in indexes))
+        if self._properties is None or self._properties[0] != names:
+            self._properties = (names, self._read_properties())
+        node_properties, relationship_properties = self._properties[1]
+        counts = self._counts(labels, types)
+        return GraphSchema(
+            labels={label: counts["label", position] for position, label in enumerate(labels) if ("label", position) in counts},
+            relationship_types={rel: counts["type", position] for position, rel in enumerate(types) if ("type", position) in counts},
+            node_properties=node_properties,
+            relationship_properties=relationship_properties,
+            indexes=indexes,
+        )
+
+    def _counts(self, labels: list[str], types: list[str]) -> dict[tuple[str, int], int]:
+        """Every label's and type's count in one round trip (a name with nothing left gives no row)."""
+        parts = [COUNT_LABEL.format(name=_quoted(name), position=position) for position, name in enumerate(labels)]
+        parts += [COUNT_TYPE.format(name=_quoted(name), position=position) for position, name in enumerate(types)]
+        return {(row["kind"], row["position"]): row["n"] for row in self._run(" UNION ALL ".join(parts))} if parts else {}
+
+    def _read_properties(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        node_props: dict[str, set[str]] = defaultdict(set)
+        for row in self._run(NODE_PROPERTIES):
+            if row["propertyName"]:
+                for label in row["nodeLabels"]:
+                    node_props[label].add(f"{row['propertyName']}: {'|'.join(row['propertyTypes'] or [])}")
+        rel_props: dict[str, set[str]] = defaultdict(set)
+        for row in self._run(REL_PROPERTIES):
+            if row["propertyName"]:
+                rel_props[row["relType"].strip(":`")].add(f"{row['propertyName']}: {'|'.join(row['propertyTypes'] or [])}")
+        return ({label: sorted(props) for label, props in sorted(node_props.items())}, {rel: sorted(props) for rel, props in sorted(rel_props.items())})
 
 
 def _quoted(name: str) -> str:
@@ -89,7 +112,7 @@ SPEC = ShapeSpec(
     guide="Read it before writing Cypher.",
     params=SchemaParams,
     output=GraphSchema,
-    run=lambda shapes, p: graph_schema(shapes.driver, shapes.database),
+    run=lambda shapes, p: shapes.schema(),
     render=render,
     rows=("labels", "relationship_types", "node_properties", "relationship_properties", "indexes"),
 )

@@ -101,30 +101,52 @@ def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
     properties = {**schema.get("properties", {}), "format": FORMAT}
     required = schema.get("required", [])
     answer = _answer_schema(spec.output, components)
-    operation: dict[str, Any] = {"operationId": spec.name, "summary": spec.purpose, "description": spec.guide, "security": [{"bearer": []}], "responses": {
-        "200": {"description": "The shape's answer (JSON, or text with format=text), with its freshness",
-                "content": {"application/json": {"schema": answer}, "text/plain": {"schema": {"type": "string"}}}},
-        "400": {"description": "Refused or bad input: {\"error\": \"...\"}"},
-        "401": {"description": "Missing or wrong bearer token"},
-        "503": {"description": "An engine is unreachable"},
-    }}
+    operation: dict[str, Any] = {
+        "operationId": spec.name,
+        "summary": spec.purpose,
+        "description": spec.guide,
+        "security": [{"bearer": []}],
+        "responses": {
+            "200": {
+                "description": "The shape's answer (JSON, or text with format=text), with its freshness",
+                "content": {"application/json": {"schema": answer}, "text/plain": {"schema": {"type": "string"}}},
+            },
+            "400": {"description": 'Refused or bad input: {"error": "..."}'},
+            "401": {"description": "Missing or wrong bearer token"},
+            "503": {"description": "An engine is unreachable"},
+        },
+    }
     if spec.method == "GET":
         operation["parameters"] = [
             {"name": name, "in": "query", "required": name in required, "description": prop.get("description", ""), "schema": prop}
             for name, prop in properties.items()
         ]
     else:
-        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {
-            "type": "object", "additionalProperties": False, "required": required, "properties": properties,
-        }}}}
+        operation["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": required,
+                        "properties": properties,
+                    }
+                }
+            },
+        }
     return operation
 
 
 def openapi() -> dict:
     schemas: dict[str, Any] = {}
     paths: dict[str, dict] = {spec.path: {spec.method.lower(): _operation(spec, schemas)} for spec in SPECS.values()}
-    paths["/healthz"] = {"get": {"summary": "Liveness and the graph's reachability", "responses": {"200": {"description": "ok"}, "503": {"description": "graph down"}}}}
-    paths["/metrics"] = {"get": {"summary": "Prometheus metrics", "security": [{"bearer": []}], "responses": {"200": {"description": "text exposition format"}}}}
+    paths["/healthz"] = {
+        "get": {"summary": "Liveness and the graph's reachability", "responses": {"200": {"description": "ok"}, "503": {"description": "graph down"}}}
+    }
+    paths["/metrics"] = {
+        "get": {"summary": "Prometheus metrics", "security": [{"bearer": []}], "responses": {"200": {"description": "text exposition format"}}}
+    }
     paths["/v1/tools"] = {"get": {"summary": "The shapes that can answer now", "security": [{"bearer": []}], "responses": {"200": {"description": "names"}}}}
     return {
         "openapi": "3.1.0",
@@ -156,7 +178,7 @@ def routes(shapes: Shapes) -> list[Route]:
         return JSONResponse(openapi())
 
     found = [Route(spec.path, _handler(shapes, spec), methods=[spec.method]) for spec in SPECS.values()]
-    return found + [Route("/healthz", healthz), Route("/metrics", metrics), Route("/v1/tools", tools), Route("/openapi.json", spec)]
+    return [*found, Route("/healthz", healthz), Route("/metrics", metrics), Route("/v1/tools", tools), Route("/openapi.json", spec)]
 
 
 class BearerToken:
@@ -171,7 +193,7 @@ class BearerToken:
     def _authorized(self, scope: Scope) -> bool:
         request = Request(scope)
         header = request.headers.get("authorization", "")
-        candidates = [header[len("Bearer "):] if header.startswith("Bearer ") else "", request.cookies.get(COOKIE, "")]
+        candidates = [header[len("Bearer ") :] if header.startswith("Bearer ") else "", request.cookies.get(COOKIE, "")]
         if scope["path"] == PAGE_PATH:
             candidates.append(request.query_params.get("token", ""))
         return any(hmac.compare_digest(candidate.encode(), self.token) for candidate in candidates if candidate)

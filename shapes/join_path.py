@@ -146,9 +146,11 @@ class JoinPathShape:
         for key, rows in grouped.items():
             rows.sort(key=lambda row: row["ordinal"] or 0)
             first = rows[0]
-            evidence = {"constraint": first["name"], "confidence": 1.0} if key[0] == "declared" else {
-                name: first[name] for name in ("confidence", "executions", "queries", "users", "last_seen")
-            }
+            evidence = (
+                {"constraint": first["name"], "confidence": 1.0}
+                if key[0] == "declared"
+                else {name: first[name] for name in ("confidence", "executions", "queries", "users", "last_seen")}
+            )
             pairs = tuple((row["left_column"], row["right_column"]) for row in rows)
             left, right = first["left"], first["right"]
             graph[left].append(_Edge(key[0], left, right, pairs, evidence))

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from neo4j import Driver
 from pydantic import Field
 
+from shapes.join_path import GRAPH_VERSION
 from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
 from worker.graph.schema import Label, Rel
 
 DECLARED = f"""
@@ -34,6 +36,7 @@ WITH count(q) AS total, collect({{query: q.id, columns: q.unresolved, sql: left(
 RETURN total, examples
 """
 UNRESOLVED_EXAMPLES = 5
+KEPT_LISTINGS = 8
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,29 @@ class JoinListing:
     unresolved_examples: list[dict]
 
 
+class JoinsShape:
+    """Listings read again only when the warehouse or the query log changed (the join graph's
+    version, as for join paths): the learned joins of a large query log are thousands of pairs."""
+
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self.listings: Versioned[JoinListing] = Versioned(KEPT_LISTINGS)
+
+    def __call__(self, table: str, min_confidence: float) -> JoinListing:
+        version = tuple(row["stamp"] for row in self.driver.execute_query(GRAPH_VERSION, database_=self.database).records)
+        return self.listings.get(version, (table, min_confidence), lambda: list_joins(self.driver, self.database, table, min_confidence))
+
+
 def list_joins(driver: Driver, database: str, table: str, min_confidence: float) -> JoinListing:
     declared = driver.execute_query(DECLARED, table=table, database_=database).records
     learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, database_=database).records
     unresolved = driver.execute_query(UNRESOLVED, table=table, examples=UNRESOLVED_EXAMPLES, database_=database).records[0]
     return JoinListing(
-        [dict(row) for row in declared], [dict(row) for row in learned], unresolved["total"], list(unresolved["examples"]),
+        [dict(row) for row in declared],
+        [dict(row) for row in learned],
+        unresolved["total"],
+        list(unresolved["examples"]),
     )
 
 
@@ -80,7 +100,7 @@ SPEC = ShapeSpec(
     guide="Each learned join has its executions, distinct queries and users, and a confidence; queries naming columns their tables lack are listed apart.",
     params=JoinsParams,
     output=JoinListing,
-    run=lambda shapes, p: list_joins(shapes.driver, shapes.database, p.table or "", p.min_confidence),
+    run=lambda shapes, p: shapes.joins(p.table or "", p.min_confidence),
     render=render,
     rows=("declared", "learned", "unresolved_examples"),
     needs="tables",

@@ -8,6 +8,7 @@ from neo4j import Driver
 from pydantic import Field
 
 from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
 from worker.graph.schema import Label, Rel
 
 RESOLVED = f"""
@@ -22,6 +23,13 @@ WHERE u.source STARTS WITH $under
 RETURN u.source AS source, u.href AS href, u.reason AS reason
 ORDER BY source, u.ordinal
 """
+# Links change only when the documents source applies a change, which stamps its Source node in
+# the same transaction: the stamp is the cached listings' version.
+DOCUMENTS_VERSION = f"""
+MATCH (s:{Label.SOURCE} {{id: 'documents'}})
+RETURN toString(s.applied_at) + '#' + toString(s.changes) AS stamp
+"""
+KEPT_LISTINGS = 8
 COUNTS = f"""
 CALL () {{ MATCH (s)-[l:{Rel.LINKS_TO}]->() WHERE s.uri STARTS WITH $under RETURN count(l) AS resolved }}
 CALL () {{ MATCH (u:{Label.UNRESOLVED_LINK}) WHERE u.source STARTS WITH $under RETURN count(u) AS unresolved }}
@@ -41,6 +49,21 @@ def list_links(driver: Driver, database: str, broken: bool, under: str) -> LinkL
     counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
     rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, database_=database).records
     return LinkListing(counts["resolved"], counts["unresolved"], [dict(row) for row in rows], broken)
+
+
+class LinksShape:
+    """Listings read again only when the documents changed: every link of a large library is
+    tens of thousands of rows, and agents page through them or ask again with the same scope."""
+
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self.listings: Versioned[LinkListing] = Versioned(KEPT_LISTINGS)
+
+    def __call__(self, broken: bool, under: str) -> LinkListing:
+        found = self.driver.execute_query(DOCUMENTS_VERSION, database_=self.database).records
+        version = found[0]["stamp"] if found else ""
+        return self.listings.get(version, (broken, under), lambda: list_links(self.driver, self.database, broken, under))
 
 
 def render(listing: LinkListing) -> str:
@@ -65,7 +88,7 @@ SPEC = ShapeSpec(
     guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document.",
     params=LinksParams,
     output=LinkListing,
-    run=lambda shapes, p: list_links(shapes.driver, shapes.database, p.broken, p.under or ""),
+    run=lambda shapes, p: shapes.links(p.broken, p.under or ""),
     render=render,
     rows=("rows",),
     needs="documents",

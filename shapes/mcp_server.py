@@ -65,7 +65,9 @@ def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., str]:
     schemas = spec.model.model_json_schema()["properties"]
     parameters = [
         inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[Any, WithJsonSchema(schemas[name])],
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[Any, WithJsonSchema(schemas[name])],
             default=inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True),
         )
         for name, field in spec.fields().items()
@@ -100,8 +102,13 @@ class LakegraphMCP:
         for name in sorted(self.offered - wanted):
             self.server.remove_tool(name)
         for name in sorted(wanted - self.offered):
-            self.server.add_tool(self.functions[name], name=name, description=SPECS[name].description, structured_output=False,
-                                 annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+            self.server.add_tool(
+                self.functions[name],
+                name=name,
+                description=SPECS[name].description,
+                structured_output=False,
+                annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+            )
         changed = wanted != self.offered
         self.offered = wanted
         return changed

@@ -7,7 +7,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 REGISTRY = CollectorRegistry()
 CALLS = Counter("lakegraph_shape_calls", "Shape calls", ["shape", "outcome"], registry=REGISTRY)
 LATENCY = Histogram(
-    "lakegraph_shape_seconds", "Shape latency", ["shape"], registry=REGISTRY,
+    "lakegraph_shape_seconds",
+    "Shape latency",
+    ["shape"],
+    registry=REGISTRY,
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 TOOLS = Gauge("lakegraph_tools_available", "Shapes offered right now (1) or not (0)", ["shape"], registry=REGISTRY)

@@ -25,6 +25,7 @@ KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTIO
 HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
 KIND_WORDS_ORDER = list(HIDDEN_WORDS)
 
+
 def _by_uri(node: str, uri: str) -> str:
     """A subquery finding `node` by `uri` through the uniqueness index of each document label
     (a label-less match on uri would scan every node)."""
@@ -39,28 +40,30 @@ FIND = f"{_by_uri('n', '$uri')} RETURN n.uri AS uri"
 def _tree(depth: int) -> str:
     """The subtree query; the depth is an int checked by the caller (Cypher cannot take it as a parameter)."""
     return f"""
-{_by_uri('root', '$uri')}
+{_by_uri("root", "$uri")}
 MATCH path = (root)-[:{Rel.HAS}*0..{depth}]->(n)
 RETURN n.uri AS uri, [label IN labels(n) WHERE label IN $labels][0] AS kind, n.name AS name,
        n.displayName AS display, coalesce(n.sort_pos, 0) AS sort_pos, length(path) AS depth,
        CASE WHEN length(path) = 0 THEN null ELSE nodes(path)[-2].uri END AS parent
 """
+
+
 CUT = f"""
 UNWIND $uris AS uri
-{_by_uri('n', 'uri')}
+{_by_uri("n", "uri")}
 MATCH (n)-[:{Rel.HAS}]->(child)
 RETURN uri, count(child) AS cut
 """
 LINKS = f"""
 UNWIND $uris AS uri
-{_by_uri('n', 'uri')}
+{_by_uri("n", "uri")}
 MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
 RETURN uri, t.uri AS target, t.displayName AS display, l.anchor_found AS anchor_found, l.ordinal AS ordinal
 ORDER BY uri, ordinal
 """
 UNRESOLVED = f"""
 UNWIND $uris AS uri
-{_by_uri('n', 'uri')}
+{_by_uri("n", "uri")}
 MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)
 RETURN uri, u.href AS href, u.reason AS reason, u.ordinal AS ordinal
 ORDER BY uri, ordinal
@@ -169,7 +172,10 @@ def _summarised(rows: list[OutlineRow], level: int) -> list[OutlineRow]:
 
     def close() -> None:
         if hidden and kept:
-            counts = ", ".join(f"{count} {HIDDEN_WORDS[kind]}{'' if count == 1 else 's'}" for kind, count in sorted(hidden.items(), key=lambda item: KIND_WORDS_ORDER.index(item[0])))
+            counts = ", ".join(
+                f"{count} {HIDDEN_WORDS[kind]}{'' if count == 1 else 's'}"
+                for kind, count in sorted(hidden.items(), key=lambda item: KIND_WORDS_ORDER.index(item[0]))
+            )
             last = kept[-1]
             kept[-1] = replace(last, note=f"{last.note}; +{counts} below" if last.note else f"+{counts} below")
         hidden.clear()
@@ -193,7 +199,7 @@ SPEC = ShapeSpec(
     name="outline",
     purpose="Table of contents from the libraries or any URI, with each node's links.",
     guide="Folders, documents and sections in reading order, and each node's outbound links as → rows; "
-          "use it to read a document's structure or follow its references. URIs feed back into outline and search's under.",
+    "use it to read a document's structure or follow its references. URIs feed back into outline and search's under.",
     params=OutlineParams,
     output=Outline,
     run=lambda shapes, p: outline(shapes.driver, shapes.database, p.uri or None, p.depth),

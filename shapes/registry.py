@@ -8,7 +8,18 @@ from shapes.spec import ShapeSpec
 SPECS: dict[str, ShapeSpec] = {
     spec.name: spec
     for spec in (
-        outline.SPEC, search.SPEC, coverage.SPEC, links.SPEC, themes.SPEC, themes.CHANGES_SPEC,
-        tables.SPEC, join_path.SPEC, joins.SPEC, sql.SPEC, graph_schema.SPEC, cypher.SPEC, freshness.SPEC,
+        outline.SPEC,
+        search.SPEC,
+        coverage.SPEC,
+        links.SPEC,
+        themes.SPEC,
+        themes.CHANGES_SPEC,
+        tables.SPEC,
+        join_path.SPEC,
+        joins.SPEC,
+        sql.SPEC,
+        graph_schema.SPEC,
+        cypher.SPEC,
+        freshness.SPEC,
     )
 }

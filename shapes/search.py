@@ -78,8 +78,11 @@ def search(driver: Driver, database: str, query: str, under: str | None, k: int,
     words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
     hits = [
         Hit(
-            uri=row["uri"], kind=row["kind"], name=row["name"] or row["uri"],
-            breadcrumb=_breadcrumb(row["uri"], row["document"]), snippet=_snippet(row["text"] or row["name"] or "", words),
+            uri=row["uri"],
+            kind=row["kind"],
+            name=row["name"] or row["uri"],
+            breadcrumb=_breadcrumb(row["uri"], row["document"]),
+            snippet=_snippet(row["text"] or row["name"] or "", words),
             score=round(row["score"], 4),
         )
         for row in records

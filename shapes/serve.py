@@ -55,7 +55,9 @@ class HttpService:
 
 
 def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool) -> HttpService:
-    served: list[BaseRoute] = [*routes(shapes), *page_routes(shapes)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
+    served: list[BaseRoute] = (
+        [*routes(shapes), *page_routes(shapes)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
+    )
     mcp_app = mcp.server.streamable_http_app(streamable_http_path="/mcp", host=settings.serve.host) if mcp else None
     if mcp_app is not None:
         served.append(Mount("/", app=mcp_app))

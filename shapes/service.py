@@ -19,9 +19,10 @@ from typing import Any, get_args
 from neo4j import Driver
 from redis.exceptions import RedisError
 
+from shapes import budget, cypher, graph_schema, join_path, joins, links, tables
 from shapes import freshness as freshness_shape
-from shapes import join_path, tables
 from shapes import sql as sql_shape
+from shapes.budget import Page
 from shapes.errors import ShapeError
 from shapes.metrics import (
     CALLS,
@@ -33,9 +34,8 @@ from shapes.metrics import (
     TOOLS,
 )
 from shapes.reader import ReadDriver
-from shapes import budget
-from shapes.budget import Page
 from shapes.registry import SPECS
+from shapes.snapshots import Snapshots
 from shapes.spec import Needs, Params, ShapeSpec
 from worker import problems
 from worker.embedding.factory import embedder
@@ -71,8 +71,7 @@ class Answer:
 def render_page(page: Page) -> str:
     """Nothing for a whole answer; otherwise what was shown of how much, and how to go on."""
     if page.overview:
-        return (f"overview: {page.total} rows summarised to fit {page.budget_tokens} tokens; "
-                f"drill into a URI, or walk every row with cursor={page.next_cursor}")
+        return f"overview: {page.total} rows summarised to fit {page.budget_tokens} tokens; drill into a URI, or walk every row with cursor={page.next_cursor}"
     if not page.truncated and not page.offset:
         return ""
     shown = f"rows {page.offset + 1}-{page.offset + page.shown} of {page.total}" if page.shown else f"no rows after {page.offset} of {page.total}"
@@ -86,7 +85,12 @@ class Shapes:
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
         self.join_paths = join_path.JoinPathShape(self.driver, database)
+        self.schema = graph_schema.GraphSchemaShape(self.driver, database)
+        self.links = links.LinksShape(self.driver, database)
+        self.joins = joins.JoinsShape(self.driver, database)
+        self.cypher = cypher.CypherShape(self.driver, database)
         self.sql_runner = sql_shape.SqlRunner(settings)
+        self.snapshots = Snapshots()
 
     @cached_property
     def table_context(self) -> tables.TableContextShape:
@@ -100,9 +104,7 @@ class Shapes:
         began = perf_counter()
         try:
             params = spec.validate(raw)
-            whole = spec.run(self, params)
-            freshness = self.probe()
-            result, page = self._fit(spec, params, whole, budget.size(asdict(freshness)))
+            result, page, freshness = self._page(spec, params)
         except ShapeError:
             CALLS.labels(name, "refused").inc()
             raise
@@ -114,14 +116,24 @@ class Shapes:
         CALLS.labels(name, "ok").inc()
         return Answer(name, result, page, freshness, spec.render)
 
-    def _fit(self, spec: ShapeSpec, params: Params, whole: Any, other_chars: int) -> tuple[Any, Page]:
+    def _page(self, spec: ShapeSpec, params: Params) -> tuple[Any, Page, freshness_shape.Freshness]:
         chars = (params.max_tokens or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
         call = params.model_dump()
-        if spec.overview is not None and params.cursor is None and budget.size(asdict(whole)) + other_chars > chars:
-            summary = spec.overview(whole, chars - other_chars - budget.PAGE_RESERVE)
+        sid = budget.snapshot_of(params.cursor) if params.cursor else ""
+        kept = self.snapshots.get(sid, budget.call_hash(call)) if sid else None
+        whole = spec.run(self, params) if kept is None else kept
+        freshness = self.probe()
+        other = budget.size(asdict(freshness))
+
+        def keep() -> str:
+            return sid if kept is not None else self.snapshots.keep(budget.call_hash(call), whole)
+
+        if spec.overview is not None and params.cursor is None and budget.size(asdict(whole)) + other > chars:
+            summary = spec.overview(whole, chars - other - budget.PAGE_RESERVE)
             if summary is not None:
-                return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.rows_of(whole, spec.rows)))
-        return budget.paginate(whole, spec.rows, call, params.cursor, chars, other_chars)
+                return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.Rows(whole, spec.rows)), keep), freshness
+        result, page = budget.paginate(whole, spec.rows, call, params.cursor, chars, other, keep)
+        return result, page, freshness
 
     def available(self) -> set[str]:
         """The shapes that can answer right now: their index is online and their data is there."""

@@ -13,15 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from shapes.errors import ShapeError
-
-if TYPE_CHECKING:
-    from shapes.service import Shapes
 
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse"]
@@ -29,7 +26,10 @@ MIN_TOKENS, MAX_TOKENS = 200, 1_000_000
 # What every shape takes besides its own parameters: the answer's budget and the cursor that continues it.
 PAGING: dict[str, Any] = {
     "cursor": (str | None, Field(None, description="Continue an answer that was cut: the next_cursor of its page, with the same other parameters")),
-    "max_tokens": (int | None, Field(None, ge=MIN_TOKENS, le=MAX_TOKENS, description="The answer's size budget in tokens (4 characters each); default shapes.answer_tokens")),
+    "max_tokens": (
+        int | None,
+        Field(None, ge=MIN_TOKENS, le=MAX_TOKENS, description="The answer's size budget in tokens (4 characters each); default shapes.answer_tokens"),
+    ),
 }
 
 
@@ -46,7 +46,7 @@ class ShapeSpec:
     guide: str  # for agents: when to reach for it and how to read the answer (MCP description)
     params: type[Params]
     output: type  # the result dataclass (its JSON schema is the answer's, with freshness added)
-    run: Callable[[Shapes, Any], Any]
+    run: Callable[[Any, Any], Any]  # (the Shapes service, params) -> the whole result
     render: Callable[[Any], str]
     rows: tuple[str, ...]  # the result's fields holding rows, cut to the budget in this order (shapes/budget.py)
     overview: Callable[[Any, int], Any] | None = None  # (the whole result, characters) -> a summary that fits, or None

@@ -21,9 +21,9 @@ from typing import Any
 
 import duckdb
 import sqlglot
+from pydantic import Field
 from sqlglot import exp
 from sqlglot.errors import ParseError
-from pydantic import Field
 
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
@@ -101,7 +101,9 @@ class SqlRunner:
         if not path.exists():
             raise ShapeError(f"no DuckDB warehouse at {path}")
         try:
-            con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False, "autoload_known_extensions": False, "autoinstall_known_extensions": False})
+            con = duckdb.connect(
+                str(path), read_only=True, config={"enable_external_access": False, "autoload_known_extensions": False, "autoinstall_known_extensions": False}
+            )
         except duckdb.Error as err:
             raise ShapeError(f"cannot open the warehouse read-only: {err}") from None
         timer = threading.Timer(self.budget.sql_timeout, con.interrupt)

@@ -16,8 +16,8 @@ from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
-from shapes.spec import Params, ShapeSpec
 from shapes.search import escape
+from shapes.spec import Params, ShapeSpec
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
     BUSINESS_TERM_INDEX,
@@ -147,9 +147,17 @@ class TableContextShape:
         details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners)}
         tables = [
             TableContext(
-                id=table_id, name=row["name"], kind=row["kind"], description=row["description"],
-                score=round(fused[table_id], 5), found_by=arms[table_id], via_terms=via.get(table_id, []),
-                terms=sorted(row["terms"]), columns=row["columns"], declared_joins=row["declared"], learned_joins=row["learned"],
+                id=table_id,
+                name=row["name"],
+                kind=row["kind"],
+                description=row["description"],
+                score=round(fused[table_id], 5),
+                found_by=arms[table_id],
+                via_terms=via.get(table_id, []),
+                terms=sorted(row["terms"]),
+                columns=row["columns"],
+                declared_joins=row["declared"],
+                learned_joins=row["learned"],
             )
             for table_id in best
             if (row := details.get(table_id)) is not None

@@ -108,8 +108,15 @@ def themes(driver: Driver, database: str, level: int, theme: str | None) -> Them
         raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
     views = [
         ThemeView(
-            row["id"], row["name"] or row["id"], row["size"], round(row["size"] / total, 4) if total else 0.0, row["conductance"], cohesion(row["conductance"]),
-            json.loads(row["top_targets"] or "[]"), json.loads(row["central"] or "[]"), json.loads(row["crossovers"] or "[]"),
+            row["id"],
+            row["name"] or row["id"],
+            row["size"],
+            round(row["size"] / total, 4) if total else 0.0,
+            row["conductance"],
+            cohesion(row["conductance"]),
+            json.loads(row["top_targets"] or "[]"),
+            json.loads(row["central"] or "[]"),
+            json.loads(row["crossovers"] or "[]"),
         )
         for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
     ]
@@ -146,8 +153,7 @@ def _runs(rows: list) -> list[dict]:
 
 def render(result: ThemesResult) -> str:
     shown = f"theme {result.theme}" if result.theme else f"{len(result.themes)} themes"
-    header = (f"{result.documents} documents = {result.grouped} grouped + {result.ungrouped} ungrouped; "
-              f"{shown} at level {result.level}")
+    header = f"{result.documents} documents = {result.grouped} grouped + {result.ungrouped} ungrouped; {shown} at level {result.level}"
     if result.run is None:
         return header + "\n(no themes run yet: `lakegraph themes --refresh`)"
     run = result.run
@@ -179,8 +185,9 @@ def render_changes(result: ThemeChangesResult) -> str:
         parts += [f"{new} merged from {', '.join(old)}" for new, old in change.get("merged", {}).items()]
         parts += [f"{theme} grew by {count}" for theme, count in change.get("grew", {}).items()]
         parts += [f"{theme} shrank by {count}" for theme, count in change.get("shrank", {}).items()]
-        lines.append(f"{run['started']}  {run['id']}  {run['themes']} themes, {run['grouped']}/{run['documents']} grouped: "
-                     + ("; ".join(parts) or "no change"))
+        lines.append(
+            f"{run['started']}  {run['id']}  {run['themes']} themes, {run['grouped']}/{run['documents']} grouped: " + ("; ".join(parts) or "no change")
+        )
         lines += [f"    moved {move['document']}: {move['from'] or 'ungrouped'} → {move['to'] or 'ungrouped'}" for move in change.get("moved", [])]
     return "\n".join(lines)
 
@@ -198,7 +205,7 @@ SPEC = ShapeSpec(
     name="themes",
     purpose="Themes: communities of documents that cite each other, with stable ids.",
     guide="Leiden over the link graph: per theme its size, cohesion, what members cite most, central documents and crossovers. "
-          "Use it for common patterns across bulletins and recalls.",
+    "Use it for common patterns across bulletins and recalls.",
     params=ThemesParams,
     output=ThemesResult,
     run=lambda shapes, p: themes(shapes.driver, shapes.database, p.level, p.theme),

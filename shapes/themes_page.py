@@ -35,6 +35,7 @@ TIMELINE_RUNS = 20
 SIZE = 640
 HIGHLIGHT = "#ff9800"  # the latest change: rings in the picture, marks on the cards and moves
 LABEL_CHARACTERS = 30
+MEMBERS_PAGE_TOKENS = 1000  # a card's members load about 50 at a time
 
 
 def colour(theme_id: str) -> str:
@@ -72,15 +73,19 @@ def svg(result: ThemesResult, changed: set[str] = frozenset()) -> str:
             drawn.add(pair)
             (x1, y1), (x2, y2) = place[view.id], place[crossover["theme"]]
             width = 1 + math.log1p(crossover["links"])
-            parts.append(f'<g class="edge" data-themes="{escape(" ".join(pair))}"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999" stroke-width="{width:.1f}"/>'
-                         f'<text class="weight" x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 4:.1f}" text-anchor="middle" fill="#555">{crossover["links"]}</text></g>')
+            parts.append(
+                f'<g class="edge" data-themes="{escape(" ".join(pair))}"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999" stroke-width="{width:.1f}"/>'
+                f'<text class="weight" x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 4:.1f}" text-anchor="middle" fill="#555">{crossover["links"]}</text></g>'
+            )
     for view in result.themes:
         x, y = place[view.id]
         radius = 12 + 48 * math.sqrt(view.size / largest)
         ringed = f' stroke="{HIGHLIGHT}" stroke-width="6"' if view.id in changed else ' stroke="#335"'
         label = view.name if len(view.name) <= LABEL_CHARACTERS else view.name[: LABEL_CHARACTERS - 1] + "…"
-        parts.append(f'<g class="theme" data-id="{escape(view.id)}"><circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="{colour(view.id)}"{ringed}/>'
-                     f'<text x="{x:.1f}" y="{y + radius + 16:.1f}" text-anchor="middle">{escape(view.id)} · {escape(label)} · {view.size}</text></g>')
+        parts.append(
+            f'<g class="theme" data-id="{escape(view.id)}"><circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="{colour(view.id)}"{ringed}/>'
+            f'<text x="{x:.1f}" y="{y + radius + 16:.1f}" text-anchor="middle">{escape(view.id)} · {escape(label)} · {view.size}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -110,6 +115,7 @@ PAGE = """<!doctype html>
 <script>
 const text = (tag, content, cls) => { const el = document.createElement(tag); el.textContent = content; if (cls) el.className = cls; return el; };
 let names = {};
+const MEMBERS_PAGE_TOKENS = __MEMBERS_PAGE_TOKENS__;
 const opened = new Set();  // themes whose members the reader opened: kept open across updates
 const named = (id) => id ? id + " " + (names[id] || "") : "ungrouped";
 function describe(changes) {
@@ -123,16 +129,15 @@ function describe(changes) {
   return parts;
 }
 async function members(theme, box, cursor) {
-  const query = new URLSearchParams({theme: theme, limit: "50"});
+  const query = new URLSearchParams({theme: theme, max_tokens: String(MEMBERS_PAGE_TOKENS)});
   if (cursor) query.set("cursor", cursor);
   const answer = await (await fetch("/v1/themes?" + query)).json();
-  const page = answer.members;
   if (!cursor) box.replaceChildren();
   box.querySelector("button.more")?.remove();
-  for (const member of page.members) box.append(text("div", (member.name || member.uri) + "  " + member.uri, "uri member"));
-  if (page.next_cursor) {
-    const more = text("button", "more (" + page.total + " in all)", "more");
-    more.onclick = () => members(theme, box, page.next_cursor);
+  for (const member of answer.members) box.append(text("div", (member.name || member.uri) + "  " + member.uri, "uri member"));
+  if (answer.page.next_cursor) {  // the page's rows are the theme itself, then its members
+    const more = text("button", "more (" + (answer.page.total - 1) + " in all)", "more");
+    more.onclick = () => members(theme, box, answer.page.next_cursor);
     box.append(more);
   }
 }
@@ -193,7 +198,7 @@ def routes(shapes: Shapes) -> list[Route]:
             response = RedirectResponse(PAGE_PATH, status_code=303)
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
             return response
-        return Response(PAGE, media_type="text/html")
+        return Response(PAGE.replace("__MEMBERS_PAGE_TOKENS__", str(MEMBERS_PAGE_TOKENS)), media_type="text/html")
 
     def latest_run() -> str | None:
         rows = shapes.driver.execute_query(LATEST_RUN_ID, database_=shapes.database).records
@@ -204,7 +209,10 @@ def routes(shapes: Shapes) -> list[Route]:
         timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS)
         changes = timeline[0]["changes"] if timeline else None
         return {
-            "themes": answer.data(), "changes": changes, "touched": sorted(touched(changes)), "timeline": timeline,
+            "themes": answer.data(),
+            "changes": changes,
+            "touched": sorted(touched(changes)),
+            "timeline": timeline,
             "colours": {view.id: colour(view.id) for view in answer.result.themes},
         }
 

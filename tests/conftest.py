@@ -29,7 +29,8 @@ FULL_FUZZ_EXAMPLES = "1000"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--full", action="store_true",
+        "--full",
+        action="store_true",
         help="run the slow tests at full size (the reliability suite: 1,000 fuzz examples per target, a 10-minute soak)",
     )
 
@@ -37,6 +38,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--full"):  # read when the fuzz module is imported, before any test runs
         os.environ.setdefault("LAKEGRAPH_FUZZ_EXAMPLES", FULL_FUZZ_EXAMPLES)
+
+
+# A test that needs a service gets its marker from the fixture it asks for (`-m "not bigquery"`).
+SERVICE_MARKERS = {"neo4j_service": "neo4j", "redis_service": "redis", "pubsub_host": "pubsub", "bigquery_endpoint": "bigquery"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, marker in SERVICE_MARKERS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="session")
@@ -83,9 +95,7 @@ def neo4j_service(services_dir: Path) -> Iterator[Neo4jService]:
     local = runtime_settings(services_dir / "state")
     running = neo4j_server.start(local)
     try:
-        settings = runtime_settings(
-            services_dir / "state", neo4j={"uri": running.uri, "password": running.password}
-        )
+        settings = runtime_settings(services_dir / "state", neo4j={"uri": running.uri, "password": running.password})
         yield Neo4jService(running.uri, running.password, settings)
     finally:
         neo4j_server.stop(local)

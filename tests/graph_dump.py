@@ -30,14 +30,8 @@ def _clean(props: dict) -> tuple:
 
 
 def dump(driver: Driver) -> tuple[list, list]:
-    nodes = sorted(
-        (tuple(sorted(row["labels"])), _clean(row["props"]))
-        for row in driver.execute_query(NODES, labels=DOCUMENT_LABELS).records
-    )
-    edges = sorted(
-        (row["type"], row["start"], row["end"], _clean(row["props"]))
-        for row in driver.execute_query(EDGES, labels=DOCUMENT_LABELS).records
-    )
+    nodes = sorted((tuple(sorted(row["labels"])), _clean(row["props"])) for row in driver.execute_query(NODES, labels=DOCUMENT_LABELS).records)
+    edges = sorted((row["type"], row["start"], row["end"], _clean(row["props"])) for row in driver.execute_query(EDGES, labels=DOCUMENT_LABELS).records)
     return nodes, edges
 
 

@@ -30,9 +30,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [LAKEGRAPH, *args], capture_output=True, text=True, env=env or clean_env(), cwd=cwd, timeout=timeout
-    )
+    return subprocess.run([LAKEGRAPH, *args], capture_output=True, text=True, env=env or clean_env(), cwd=cwd, timeout=timeout)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -86,8 +86,6 @@ def build(settings: Settings, driver: Driver, folder: Path) -> Lakehouse:
     settings = settings.with_section("documents", libraries=[{"name": "shop", "root": library}])
     apply_schema(settings, driver, "neo4j")
     WarehouseSync(settings, driver, "neo4j").sync_all()
-    QueryGraph(driver, "neo4j", "duckdb").absorb(
-        [QueryEvent(job, sql, user, "2026-11-01T10:00:00Z", False, ()) for job, sql, user in QUERIES]
-    )
+    QueryGraph(driver, "neo4j", "duckdb").absorb([QueryEvent(job, sql, user, "2026-11-01T10:00:00Z", False, ()) for job, sql, user in QUERIES])
     load(DocumentSync(settings, driver, "neo4j"), workers=1)
     return Lakehouse(settings, library, warehouse)

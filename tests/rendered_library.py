@@ -98,11 +98,13 @@ def _paragraphs(doc: Document, section: Section, docs: list[Document], rng: rand
     by_id = f"doc:{other.doc_id or Path(other.relpath).name.lower()}#{target.anchor}"
     paragraphs: list[list[str | Link]] = [[FILLER]]
     if section.number == "1":
-        paragraphs.append([
-            "Vehicles may show the condition described here; see ",
-            Link(by_id, f"the {target.name.lower()} section of {other.title}, which describes the same symptoms in detail"),
-            " before replacing parts.",
-        ])
+        paragraphs.append(
+            [
+                "Vehicles may show the condition described here; see ",
+                Link(by_id, f"the {target.name.lower()} section of {other.title}, which describes the same symptoms in detail"),
+                " before replacing parts.",
+            ]
+        )
     elif section.number == "2":
         paragraphs.append(["1 Disconnect the battery negative cable."])
         paragraphs.append(["2 Use a 12.5 mm socket and the torque values in 2.3.1."])
@@ -134,9 +136,7 @@ def markdown(doc: Document) -> str:
     for section in doc.sections:
         lines += [f"{'#' * section.level} {section.name}", ""]
         for paragraph in section.paragraphs:
-            text = "".join(
-                part if isinstance(part, str) else f"[{part.text}]({_href(part, 'markdown', doc.relpath)})" for part in paragraph
-            )
+            text = "".join(part if isinstance(part, str) else f"[{part.text}]({_href(part, 'markdown', doc.relpath)})" for part in paragraph)
             lines += [text.replace("1 Disconnect", "1. Disconnect").replace("2 Use", "2. Use"), ""]
     return "\n".join(lines)
 
@@ -173,8 +173,7 @@ def pdf(doc: Document, outline: bool) -> bytes:
         story.append(heading)
         for paragraph in section.paragraphs:
             text = "".join(
-                _escape(part) if isinstance(part, str)
-                else f'<a href="{_escape(_href(part, fmt, doc.relpath))}" color="blue">{_escape(part.text)}</a>'
+                _escape(part) if isinstance(part, str) else f'<a href="{_escape(_href(part, fmt, doc.relpath))}" color="blue">{_escape(part.text)}</a>'
                 for part in paragraph
             )
             story.append(Paragraph(text, styles["Normal"]))

@@ -39,7 +39,8 @@ PUT_LINKS = {
     MATCH (s:{source} {{uri: r[1]}}) MATCH (t:{target} {{uri: r[3]}})
     CREATE (s)-[l:LINKS_TO]->(t) SET l = r[4]
     """
-    for source in ("Document", "Section") for target in ("Document", "Section")
+    for source in ("Document", "Section")
+    for target in ("Document", "Section")
 }
 
 Snapshot = frozenset[tuple[str, int, float, frozenset[str]]]
@@ -47,9 +48,7 @@ Snapshot = frozenset[tuple[str, int, float, frozenset[str]]]
 
 def snapshot(driver: Driver) -> Snapshot:
     """Every stored theme: id, level, conductance and members."""
-    return frozenset(
-        (row["id"], row["level"], row["conductance"], frozenset(row["members"])) for row in driver.execute_query(THEMES).records
-    )
+    return frozenset((row["id"], row["level"], row["conductance"], frozenset(row["members"])) for row in driver.execute_query(THEMES).records)
 
 
 def level0(themes: Snapshot) -> dict[str, frozenset[str]]:

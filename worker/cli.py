@@ -17,14 +17,14 @@ from shapes.registry import SPECS
 from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.demo.command import demo_command
-from worker.themes.refresh_command import COMMAND_EXTRAS
-from worker.warehouse.extract_command import extract_joins_command
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.problems import Problem
 from worker.runtime import neo4j_server
 from worker.settings import Settings
+from worker.themes.refresh_command import COMMAND_EXTRAS
+from worker.warehouse.extract_command import extract_joins_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -229,7 +229,8 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
         out.print(
             f"{loaded.database}.{name}: {report['tables_written']} tables and {report['columns_written']} columns "
             f"written, {report['tables_deleted']} tables and {report['columns_deleted']} columns removed, {report['keys']} key columns",
-            highlight=False, markup=False,
+            highlight=False,
+            markup=False,
         )
     if terms is not None:
         out.print(f"glossary: {terms.terms} terms, {terms.tagged} tags, {len(terms.unresolved)} terms with unresolved tags")
@@ -237,7 +238,8 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
     pairs = sum(log.get("pairs", 0) for log in logs)
     out.print(
         f"query logs: {len(logs)} files in {ctx.settings.audit_log_path}: {runs} new query runs, {pairs} join pairs updated",
-        highlight=False, markup=False,
+        highlight=False,
+        markup=False,
     )
 
 
@@ -298,7 +300,8 @@ def _print_problems(held: list[Problem], found: list[Problem]) -> None:
         out.print(
             f"{problem.id}  {problem.kind:<8} {problem.source}  {problem.key}{mark}\n"
             f"    {problem.reason} (seen {problem.occurrences}x, last {problem.last_seen})",
-            highlight=False, markup=False,
+            highlight=False,
+            markup=False,
         )
 
 

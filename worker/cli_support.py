@@ -36,8 +36,6 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-
-
 @contextmanager
 def progress_bars(disable: bool = False) -> Iterator[Callable[[str, int, int], None]]:
     """A `progress(stage, done, total)` callback drawing one bar per stage on stderr."""

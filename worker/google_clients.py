@@ -31,10 +31,7 @@ def bigquery_client(settings: Settings) -> bigquery.Client:
     try:
         return bigquery.Client(project=conf.bigquery_project, location=conf.bigquery_location)
     except DefaultCredentialsError:
-        raise LakegraphError(
-            "no Google credentials for BigQuery: run `gcloud auth application-default login` "
-            "or set GOOGLE_APPLICATION_CREDENTIALS"
-        ) from None
+        raise LakegraphError("no Google credentials for BigQuery: run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS") from None
 
 
 @contextmanager

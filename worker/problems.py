@@ -84,8 +84,15 @@ def problem_id(source: str, key: str, kind: str) -> str:
 def record(driver: Driver, database: str, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:
     pid = problem_id(source, key, kind)
     driver.execute_query(
-        RECORD, id=pid, source=source, key=key, kind=kind, reason=reason[:2000], task=task,
-        args=json.dumps(args), database_=database,
+        RECORD,
+        id=pid,
+        source=source,
+        key=key,
+        kind=kind,
+        reason=reason[:2000],
+        task=task,
+        args=json.dumps(args),
+        database_=database,
     )
     return pid
 
@@ -112,8 +119,14 @@ def get(driver: Driver, database: str, pid: str) -> Problem | None:
 
 
 def park(
-    graph: Callable[[], tuple[Driver, str]], broker: Callable[[], redis.Redis],
-    source: str, key: str, kind: Kind, reason: str, task: str, args: list,
+    graph: Callable[[], tuple[Driver, str]],
+    broker: Callable[[], redis.Redis],
+    source: str,
+    key: str,
+    kind: Kind,
+    reason: str,
+    task: str,
+    args: list,
 ) -> str:
     """Record a problem in the graph (`graph()` gives the driver and database), or hold it in Redis
     when the graph is unreachable. Raises only when both are down (the caller then leaves the work
@@ -140,10 +153,20 @@ def held(client: redis.Redis) -> list[Problem]:
     found = []
     for pid, raw in client.hgetall(HELD).items():
         data = json.loads(raw)
-        found.append(Problem(
-            id=pid.decode(), source=data["source"], key=data["key"], kind=data["kind"], reason=data["reason"],
-            first_seen=data["at"], last_seen=data["at"], occurrences=1, task=data["task"], args=data["args"],
-        ))
+        found.append(
+            Problem(
+                id=pid.decode(),
+                source=data["source"],
+                key=data["key"],
+                kind=data["kind"],
+                reason=data["reason"],
+                first_seen=data["at"],
+                last_seen=data["at"],
+                occurrences=1,
+                task=data["task"],
+                args=data["args"],
+            )
+        )
     return sorted(found, key=lambda problem: problem.first_seen)
 
 

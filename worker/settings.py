@@ -193,9 +193,7 @@ class WorkerSettings(Section):
 class Settings(BaseSettings):
     """Effective settings. Build with `load_settings()`, which turns validation errors into one line."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
 
     state_dir: Path
     cache_dir: Path | Literal[""]
@@ -351,6 +349,5 @@ def _check_environment() -> None:
     unknown = sorted(key for key in os.environ if key.upper().startswith(ENV_PREFIX) and key.upper() not in known)
     if unknown:
         raise LakegraphError(
-            f"config: unknown environment variable {', '.join(unknown)} "
-            f"(allowed: LAKEGRAPH_<KEY> or LAKEGRAPH_<SECTION>__<KEY>, e.g. LAKEGRAPH_NEO4J__URI)"
+            f"config: unknown environment variable {', '.join(unknown)} (allowed: LAKEGRAPH_<KEY> or LAKEGRAPH_<SECTION>__<KEY>, e.g. LAKEGRAPH_NEO4J__URI)"
         )

@@ -80,8 +80,12 @@ class Stack:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         with open(self.logs_dir / f"{child.name}.log", "ab") as log:
             child.process = subprocess.Popen(
-                child.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self.env, preexec_fn=partial(die_with_parent, child.orphan_signal),
+                child.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                preexec_fn=partial(die_with_parent, child.orphan_signal),
             )
         child.started_at = time.monotonic()
 
@@ -149,8 +153,7 @@ def children(settings: Settings, serve: bool = False) -> list[Child]:
     celery = [sys.executable, "-m", "celery", "-A"]
     schedule = settings.state_path / "celerybeat-schedule"
     found = [
-        Child("worker", [*celery, "worker.celery_app", "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"],
-              orphan_signal=signal.SIGKILL),
+        Child("worker", [*celery, "worker.celery_app", "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"], orphan_signal=signal.SIGKILL),
         Child("beat", [*celery, "worker.celery_app:beat_app", "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
     found.append(Child("watch", [sys.executable, "-m", "worker.watch"]))  # lean: not the whole CLI

@@ -6,7 +6,51 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-WORDS = ["coil", "ignition", "misfire", "sensor", "harness", "connector", "torque", "brake", "rotor", "caliper", "pad", "fluid", "bleed", "abs", "module", "wheel", "speed", "relay", "fuse", "battery", "alternator", "charging", "voltage", "coolant", "thermostat", "radiator", "pump", "fan", "bcm", "network", "can", "bus", "gateway", "lin", "node", "terminal", "resistance", "ground", "circuit", "inspect", "replace", "measure", "verify"]
+WORDS = [
+    "coil",
+    "ignition",
+    "misfire",
+    "sensor",
+    "harness",
+    "connector",
+    "torque",
+    "brake",
+    "rotor",
+    "caliper",
+    "pad",
+    "fluid",
+    "bleed",
+    "abs",
+    "module",
+    "wheel",
+    "speed",
+    "relay",
+    "fuse",
+    "battery",
+    "alternator",
+    "charging",
+    "voltage",
+    "coolant",
+    "thermostat",
+    "radiator",
+    "pump",
+    "fan",
+    "bcm",
+    "network",
+    "can",
+    "bus",
+    "gateway",
+    "lin",
+    "node",
+    "terminal",
+    "resistance",
+    "ground",
+    "circuit",
+    "inspect",
+    "replace",
+    "measure",
+    "verify",
+]
 FOLDERS = ("manuals/engine", "manuals/brakes", "manuals/electrical", "bulletins", "recalls", "parts")
 
 

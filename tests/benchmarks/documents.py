@@ -59,7 +59,7 @@ BASELINE_SAMPLE = 500
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def real_estate_costs(settings, driver, database: str, work: Path, rendered: int) -> list[tuple[str, str, str]]:
@@ -81,10 +81,16 @@ def real_estate_costs(settings, driver, database: str, work: Path, rendered: int
         named = [{"name": f"ps{copy}", "root": str(libraries["PowerShell docs"])} for copy in range(copies)]
         loads[copies] = load(DocumentSync(settings.with_section("documents", libraries=named), driver, database))
     for copies, report in loads.items():
-        results.append((f"full load: real estate x{copies}", f"{report.sections_per_second:,.0f} sections/s ({report.documents} pages, "
-                        f"{report.sections} sections, {report.seconds:.1f} s; "
-                        + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stage_seconds.items()) + ")",
-                        f"{report.sections_per_second / loads[1].sections_per_second:.2f}x the one-library load"))
+        results.append(
+            (
+                f"full load: real estate x{copies}",
+                f"{report.sections_per_second:,.0f} sections/s ({report.documents} pages, "
+                f"{report.sections} sections, {report.seconds:.1f} s; "
+                + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stage_seconds.items())
+                + ")",
+                f"{report.sections_per_second / loads[1].sections_per_second:.2f}x the one-library load",
+            )
+        )
     for name, root in libraries.items():
         wipe(driver)
         schema.apply(driver, database)
@@ -96,10 +102,15 @@ def real_estate_costs(settings, driver, database: str, work: Path, rendered: int
                 os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
         touched = load(sync)
         assert unchanged.written == touched.written == 0 and touched.parsed == 0
-        results.append((f"reload: {name}", f"unchanged {unchanged.seconds:.2f} s ({unchanged.read} files read), "
-                        f"all touched {touched.seconds:.2f} s ({touched.read} read, {touched.parsed} parsed)",
-                        f"{unchanged.seconds / first.seconds:.2f}x and {touched.seconds / first.seconds:.2f}x the first load "
-                        f"({first.documents} documents, {first.seconds:.1f} s)"))
+        results.append(
+            (
+                f"reload: {name}",
+                f"unchanged {unchanged.seconds:.2f} s ({unchanged.read} files read), "
+                f"all touched {touched.seconds:.2f} s ({touched.read} read, {touched.parsed} parsed)",
+                f"{unchanged.seconds / first.seconds:.2f}x and {touched.seconds / first.seconds:.2f}x the first load "
+                f"({first.documents} documents, {first.seconds:.1f} s)",
+            )
+        )
     return results
 
 
@@ -107,7 +118,9 @@ def live_stack(settings, env: dict[str, str], concurrency: int) -> list[subproce
     """A Celery worker and the watcher as `lakegraph up` starts them, once both are ready."""
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", str(concurrency), "--loglevel", "warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     app = create_app(settings)
     wait_until(lambda: bool(app.control.ping(timeout=0.5)), 60, "celery worker")
@@ -128,16 +141,22 @@ def process_sizes(settings, env: dict[str, str], stack: list[subprocess.Popen]) 
     """Resident memory of beat and the watcher (which only send task names) against the Celery worker's
     main process (which imports everything), all idle after start-up."""
     schedule = settings.state_path / "bench-beat-schedule"
-    beat = subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app:beat_app", "beat", "--schedule", str(schedule)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    beat = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "worker.celery_app:beat_app", "beat", "--schedule", str(schedule)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(5)
-        sizes = {name: psutil.Process(process.pid).memory_info().rss / 2**20
-                 for name, process in (("beat", beat), ("watcher", stack[1]), ("worker", stack[0]))}
+        sizes = {name: psutil.Process(process.pid).memory_info().rss / 2**20 for name, process in (("beat", beat), ("watcher", stack[1]), ("worker", stack[0]))}
     finally:
         stop([beat])
-    return ("beat / watcher RSS", f"beat {sizes['beat']:.0f} MB, watcher {sizes['watcher']:.0f} MB (target < 120 MB)",
-            f"{max(sizes['beat'], sizes['watcher']) / sizes['worker']:.2f}x the worker's main process ({sizes['worker']:.0f} MB)")
+    return (
+        "beat / watcher RSS",
+        f"beat {sizes['beat']:.0f} MB, watcher {sizes['watcher']:.0f} MB (target < 120 MB)",
+        f"{max(sizes['beat'], sizes['watcher']) / sizes['worker']:.2f}x the worker's main process ({sizes['worker']:.0f} MB)",
+    )
 
 
 def burst(driver, root: Path, docs: int, edits: int, seed: int) -> float:
@@ -174,13 +193,18 @@ def format_throughput(settings, driver, database: str, work: Path, documents: in
         figures[fmt] = (load(sync), pages, parse_seconds)
     (markdown, _, md_parse), (pdf, pages, pdf_parse) = figures["markdown"], figures["pdf"]
     return [
-        ("PDF parse", f"{pdf.sections / pdf_parse:,.0f} sections/s, {pages / pdf_parse:,.1f} pages/s on one core "
-         f"({pdf.documents} PDFs, {pages} pages)",
-         f"{md_parse / pdf_parse:.2f}x the speed of parsing the same library as Markdown ({markdown.sections / md_parse:,.0f} sections/s)"),
-        ("PDF load", f"{pdf.sections_per_second:,.0f} sections/s, {pages / pdf.seconds:,.1f} pages/s "
-         f"({pdf.sections} sections, {pdf.seconds:.1f} s, {os.cpu_count()} parse workers)",
-         f"{pdf.sections_per_second / markdown.sections_per_second:.2f}x the same library as Markdown "
-         f"({markdown.sections_per_second:,.0f} sections/s, {markdown.seconds:.1f} s)"),
+        (
+            "PDF parse",
+            f"{pdf.sections / pdf_parse:,.0f} sections/s, {pages / pdf_parse:,.1f} pages/s on one core ({pdf.documents} PDFs, {pages} pages)",
+            f"{md_parse / pdf_parse:.2f}x the speed of parsing the same library as Markdown ({markdown.sections / md_parse:,.0f} sections/s)",
+        ),
+        (
+            "PDF load",
+            f"{pdf.sections_per_second:,.0f} sections/s, {pages / pdf.seconds:,.1f} pages/s "
+            f"({pdf.sections} sections, {pdf.seconds:.1f} s, {os.cpu_count()} parse workers)",
+            f"{pdf.sections_per_second / markdown.sections_per_second:.2f}x the same library as Markdown "
+            f"({markdown.sections_per_second:,.0f} sections/s, {markdown.seconds:.1f} s)",
+        ),
     ]
 
 
@@ -198,7 +222,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="lakegraph-bench-"))
     root = work / "library"
     settings = load_settings(
-        state_dir=str(work / "state"), neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
+        state_dir=str(work / "state"),
+        neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
         documents={"libraries": [{"name": "bench", "root": str(root)}]},
     )
     sections = 0
@@ -237,9 +262,14 @@ def main() -> None:
         report = load(sync)
         rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        results.append(("full load", f"{report.sections_per_second:,.0f} sections/s ({report.documents} docs, "
-                        f"{report.sections} sections, {report.seconds:.1f} s; {report.stage_seconds})",
-                        f"{report.sections_per_second / per_file:.1f}x the one-file-per-transaction path ({per_file:,.0f} sections/s)"))
+        results.append(
+            (
+                "full load",
+                f"{report.sections_per_second:,.0f} sections/s ({report.documents} docs, "
+                f"{report.sections} sections, {report.seconds:.1f} s; {report.stage_seconds})",
+                f"{report.sections_per_second / per_file:.1f}x the one-file-per-transaction path ({per_file:,.0f} sections/s)",
+            )
+        )
         results.append(("peak RSS", f"loader {rss_self:.0f} MB, largest parse worker {rss_children:.0f} MB", "target < 400 MB"))
 
         began = time.monotonic()
@@ -249,8 +279,10 @@ def main() -> None:
 
         env = {
             **{key: value for key, value in os.environ.items() if not key.startswith("LAKEGRAPH_")},
-            "LAKEGRAPH_STATE_DIR": str(settings.state_path), "LAKEGRAPH_NEO4J__URI": neo4j.uri,
-            "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password, "LAKEGRAPH_REDIS__URL": redis.url,
+            "LAKEGRAPH_STATE_DIR": str(settings.state_path),
+            "LAKEGRAPH_NEO4J__URI": neo4j.uri,
+            "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password,
+            "LAKEGRAPH_REDIS__URL": redis.url,
             "LAKEGRAPH_DOCUMENTS__LIBRARIES": json.dumps([{"name": "bench", "root": str(root)}]),
         }
         processes.extend(live_stack(settings, env, concurrency=2))
@@ -273,9 +305,13 @@ def main() -> None:
             if edit:  # the first edit warms the worker's query plans
                 latencies.append(elapsed)
         p50, p95 = statistics.median(latencies), percentile(latencies, 0.95)
-        results.append(("edit → searchable", f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {len(latencies)} edits "
-                        "(watchdog → closed after writing: at once → Celery → Neo4j)",
-                        f"a full reload applying the same edit takes {reload_seconds:.1f} s: {reload_seconds / p50:.0f}x slower"))
+        results.append(
+            (
+                "edit → searchable",
+                f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {len(latencies)} edits (watchdog → closed after writing: at once → Celery → Neo4j)",
+                f"a full reload applying the same edit takes {reload_seconds:.1f} s: {reload_seconds / p50:.0f}x slower",
+            )
+        )
 
         results.append(process_sizes(settings, env, processes))
         stop(processes)
@@ -284,8 +320,13 @@ def main() -> None:
             processes.extend(live_stack(settings, env, concurrency))
             bursts[concurrency] = burst(driver, root, args.docs, args.burst, seed=concurrency)
             stop(processes)
-        results.append((f"{args.burst}-edit burst", f"2 workers: {args.burst / bursts[2]:,.0f} edits/s ({bursts[2]:.1f} s to all searchable)",
-                        f"{bursts[1] / bursts[2]:.2f}x one worker ({args.burst / bursts[1]:,.0f} edits/s, {bursts[1]:.1f} s)"))
+        results.append(
+            (
+                f"{args.burst}-edit burst",
+                f"2 workers: {args.burst / bursts[2]:,.0f} edits/s ({bursts[2]:.1f} s to all searchable)",
+                f"{bursts[1] / bursts[2]:.2f}x one worker ({args.burst / bursts[1]:,.0f} edits/s, {bursts[1]:.1f} s)",
+            )
+        )
         unchanged = []
         for index in range(20):
             began = time.monotonic()
@@ -326,13 +367,27 @@ def main() -> None:
             repairs.append(reconcile(sync))
             assert repairs[-1].outcomes == {"written": 200}, repairs[-1].outcomes
         steady = statistics.median(repair.seconds for repair in repairs[1:])
-        results.append(("reconcile", f"200 changed files of {repairs[0].files} repaired in {steady:.2f} s "
-                        f"(the first after the load: {repairs[0].seconds:.2f} s)",
-                        f"{steady / one_by_one:.2f}x repairing 200 files one transaction each ({one_by_one:.2f} s)"))
-        results.append(("unchanged save", f"{statistics.median(unchanged) * 1000:.1f} ms per sync",
-                        f"{statistics.median(unchanged) / edit_cost:.2f}x the cost of a real one-section edit ({edit_cost * 1000:.1f} ms)"))
-        results.append(("delete document", f"{statistics.median(deletes) * 1000:.1f} ms per sync",
-                        f"{statistics.median(deletes) / edit_cost:.2f}x the cost of a one-section edit"))
+        results.append(
+            (
+                "reconcile",
+                f"200 changed files of {repairs[0].files} repaired in {steady:.2f} s (the first after the load: {repairs[0].seconds:.2f} s)",
+                f"{steady / one_by_one:.2f}x repairing 200 files one transaction each ({one_by_one:.2f} s)",
+            )
+        )
+        results.append(
+            (
+                "unchanged save",
+                f"{statistics.median(unchanged) * 1000:.1f} ms per sync",
+                f"{statistics.median(unchanged) / edit_cost:.2f}x the cost of a real one-section edit ({edit_cost * 1000:.1f} ms)",
+            )
+        )
+        results.append(
+            (
+                "delete document",
+                f"{statistics.median(deletes) * 1000:.1f} ms per sync",
+                f"{statistics.median(deletes) / edit_cost:.2f}x the cost of a one-section edit",
+            )
+        )
         driver.close()
 
         print(f"\nlakegraph document benchmark: {args.docs} documents, {sections} sections, {os.cpu_count()} cores")

@@ -25,10 +25,7 @@ BASELINE_SAMPLE = 1500
 
 
 def schema() -> dict:
-    return {"lake": {
-        f"t{index}": {"id": "INT64", "parent_id": "INT64", "code": "STRING", "amount": "NUMERIC", "created": "DATE"}
-        for index in range(TABLES)
-    }}
+    return {"lake": {f"t{index}": {"id": "INT64", "parent_id": "INT64", "code": "STRING", "amount": "NUMERIC", "created": "DATE"} for index in range(TABLES)}}
 
 
 def shape_sql(rng: random.Random, number: int) -> str:
@@ -39,14 +36,14 @@ def shape_sql(rng: random.Random, number: int) -> str:
     elif kind == 1:
         sql = f"SELECT * FROM lake.t{a} JOIN lake.t{b} USING (id) WHERE t{a}.amount > {{n}}"
     elif kind == 2:
-        sql = (f"WITH recent AS (SELECT id, parent_id FROM lake.t{a} WHERE created > '2024-01-{{d}}') "
-               f"SELECT r.id FROM recent r JOIN lake.t{b} z ON z.id = r.parent_id JOIN lake.t{c} w ON w.parent_id = z.id")
+        sql = (
+            f"WITH recent AS (SELECT id, parent_id FROM lake.t{a} WHERE created > '2024-01-{{d}}') "
+            f"SELECT r.id FROM recent r JOIN lake.t{b} z ON z.id = r.parent_id JOIN lake.t{c} w ON w.parent_id = z.id"
+        )
     elif kind == 3:
-        sql = (f"SELECT d.k FROM (SELECT parent_id AS k FROM lake.t{a} WHERE amount < {{n}}) d "
-               f"JOIN lake.t{b} q ON q.id = d.k")
+        sql = f"SELECT d.k FROM (SELECT parent_id AS k FROM lake.t{a} WHERE amount < {{n}}) d JOIN lake.t{b} q ON q.id = d.k"
     else:
-        sql = (f"SELECT u.id FROM (SELECT id FROM lake.t{a} UNION ALL SELECT id FROM lake.t{b}) u, lake.t{c} v "
-               f"WHERE v.parent_id = u.id AND v.code = '{{v}}'")
+        sql = f"SELECT u.id FROM (SELECT id FROM lake.t{a} UNION ALL SELECT id FROM lake.t{b}) u, lake.t{c} v WHERE v.parent_id = u.id AND v.code = '{{v}}'"
     return sql.replace("SELECT ", f"SELECT {number} AS shape_{number}, ", 1)
 
 

@@ -1,13 +1,16 @@
-"""Shape latency benchmark (not a test): outline, search, table context and join path on a
-generated library of 10,000 documents / 100,000 sections and a warehouse of 500 tables.
+"""Shape latency benchmark (not a test): every shape of the registry on a generated library of
+10,000 documents / 100,000 sections (with a themes run) and a warehouse of 500 tables.
 
     python -m tests.benchmarks.shapes [--docs 10000] [--tables 500] [--calls 200]
 
 Starts its own local Neo4j + GDS in a temporary state folder, loads both through the real write
-paths, then prints p50 and p95 per shape in-process and through MCP over streamable HTTP (a
-`lakegraph serve` process and the official MCP client). Ratios are against the floor measured in
-the same run: one `RETURN 1` round trip to Neo4j (in-process), and the in-process p50 (for MCP).
-Targets (in-process p95): outline and search under 50 ms, table context and join path under 100 ms.
+paths, then prints p50 and p95 for outline, search, table context and join path in-process and
+through MCP over streamable HTTP (a `lakegraph serve` process and the official MCP client), and
+for every shape through the HTTP API of the same process, each at its defaults (a budget of
+shapes.answer_tokens). Ratios are against the floor measured in the same run: one `RETURN 1`
+round trip to Neo4j (in-process), the in-process p50 (for MCP), and an HTTP call of the cheapest
+endpoint, /healthz (for the HTTP API). Targets (p95): outline and search under 50 ms in-process,
+table context and join path under 100 ms; every shape under 50 ms over HTTP.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from shapes.registry import SPECS
 from shapes.service import Shapes
 from tests.benchmarks.corpus import FOLDERS, WORDS, generate, relpath
 from tests.helpers import LAKEGRAPH
@@ -37,6 +41,7 @@ from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
 from worker.runtime.processes import stop_pid
 from worker.settings import load_settings
+from worker.themes.runner import ThemeRunner
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
@@ -47,7 +52,7 @@ NOUNS = ("orders", "visits", "claims", "invoices", "vehicles", "parts", "shipmen
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def table_name(index: int) -> tuple[str, str]:
@@ -71,7 +76,11 @@ def make_warehouse(path: Path, tables: int, rng: random.Random) -> tuple[str, li
     glossary = []
     for term in range(100):
         tagged = [".".join(table_name(rng.randrange(tables))) for _ in range(3)]
-        glossary.append(f'[[term]]\nname = "metric {term} {rng.choice(WORDS)} rate"\ndescription = "{" ".join(rng.sample(WORDS, 8))}"\ntags = {tagged!r}\n'.replace("'", '"'))
+        glossary.append(
+            f'[[term]]\nname = "metric {term} {rng.choice(WORDS)} rate"\ndescription = "{" ".join(rng.sample(WORDS, 8))}"\ntags = {tagged!r}\n'.replace(
+                "'", '"'
+            )
+        )
     queries = []
     for job in range(2000):
         a, b = table_name(rng.randrange(tables)), table_name(rng.randrange(tables))
@@ -107,7 +116,8 @@ def main() -> None:
     print(f"generating {args.docs} documents; {args.tables} tables, 100 terms, {len(queries)} queries")
     generate(library, args.docs)
     settings = load_settings(
-        state_dir=str(work / "state"), neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
+        state_dir=str(work / "state"),
+        neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
         documents={"libraries": [{"name": "bench", "root": str(library)}]},
         warehouse={"engine": "duckdb", "duckdb_path": str(warehouse), "glossary_path": str(work / "glossary.toml"), "sql_dialect": "duckdb"},
     )
@@ -121,7 +131,8 @@ def main() -> None:
         load(DocumentSync(settings, driver, where.database))
         WarehouseSync(settings, driver, where.database).sync_all()
         QueryGraph(driver, where.database, "duckdb").absorb([QueryEvent(job, sql, user, "2026-11-01T00:00:00Z", False, ()) for job, sql, user in queries])
-        print(f"loaded in {time.monotonic() - began:.0f} s")
+        ThemeRunner(settings, driver, where.database).run(force=True)
+        print(f"loaded (and themes run) in {time.monotonic() - began:.0f} s")
 
         shapes = Shapes(settings, driver, where.database)
         documents = [relpath(index).removesuffix(".md") for index in range(args.docs)]
@@ -138,7 +149,7 @@ def main() -> None:
             "search unscoped": lambda: shapes.ask("search", query=pick_words(), k=10),
             "search scoped": lambda: shapes.ask("search", query=pick_words(), under=f"bench/{rng.choice(FOLDERS)}", k=10),
             "table context": lambda: shapes.ask("table_context", question=f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate", k=5),
-            "join path": lambda: shapes.ask("join_path", **dict(zip(("table_a", "table_b"), two_tables())), max_hops=3),
+            "join path": lambda: shapes.ask("join_path", **dict(zip(("table_a", "table_b"), two_tables(), strict=False)), max_hops=3),
         }
         floor = percentile(timed(lambda: shapes.driver.execute_query("RETURN 1", database_=where.database), args.calls), 0.5)
         targets = {"outline depth 2": 50, "search unscoped": 50, "search scoped": 50, "table context": 100, "join path": 100}
@@ -153,11 +164,16 @@ def main() -> None:
             print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / floor:>10.1f}x  < {targets[name]} ms: {verdict}")
 
         env = {key: value for key, value in os.environ.items() if not key.startswith("LAKEGRAPH_")}
-        env.update({
-            "LAKEGRAPH_STATE_DIR": str(settings.state_path), "LAKEGRAPH_NEO4J__URI": neo4j.uri, "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password,
-            "LAKEGRAPH_WAREHOUSE__DUCKDB_PATH": str(warehouse), "LAKEGRAPH_LOG_LEVEL": "warning",
-        })
-        server = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+        env.update(
+            {
+                "LAKEGRAPH_STATE_DIR": str(settings.state_path),
+                "LAKEGRAPH_NEO4J__URI": neo4j.uri,
+                "LAKEGRAPH_NEO4J__PASSWORD": neo4j.password,
+                "LAKEGRAPH_WAREHOUSE__DUCKDB_PATH": str(warehouse),
+                "LAKEGRAPH_LOG_LEVEL": "warning",
+            }
+        )
+        server = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
         url = (server.stdout.readline() if server.stdout else "").split()[1]
         token = (settings.state_path / "serve" / "token").read_text().strip()
         tool_calls = {
@@ -169,7 +185,10 @@ def main() -> None:
         }
 
         async def over_mcp() -> None:
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, Client(streamable_http_client(url, http_client=http)) as client:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
                 print(f"\n{'MCP over HTTP':<18}{'p50 ms':>9}{'p95 ms':>9}  {'p50 / in-process':>16}")
                 for name, make in tool_calls.items():
                     samples = []
@@ -184,6 +203,60 @@ def main() -> None:
                     print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / in_process[name]:>15.1f}x")
 
         anyio.run(over_mcp)
+        documents_sample = rng.sample(documents, 50)
+        http_calls: dict[str, Callable[[], dict]] = {  # every shape at its defaults, with what it requires
+            "outline": dict,
+            "search": lambda: {"query": pick_words()},
+            "coverage": lambda: {"terms": [f"DOC-{rng.randrange(args.docs)}", f"DOC-{rng.randrange(args.docs)}", "P9999"]},  # identifiers, its use
+            "links": dict,
+            "themes": dict,
+            "theme_changes": dict,
+            "table_context": lambda: {"question": f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate"},
+            "join_path": lambda: dict(zip(("table_a", "table_b"), two_tables(), strict=True)),
+            "joins": dict,
+            "run_sql": lambda: {"sql": f"SELECT count(*) AS n FROM {'.'.join(table_name(rng.randrange(args.tables)))}"},
+            "schema": dict,
+            "cypher": lambda: {
+                "query": "MATCH (d:Document {uri: $uri}) RETURN d.displayName AS name",
+                "parameters": {"uri": f"bench/{rng.choice(documents_sample)}"},
+            },
+            "freshness": dict,
+        }
+        assert set(http_calls) == set(SPECS), "a shape without a benchmark call"
+        base = url.removesuffix("/mcp")
+
+        async def over_http() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+
+                async def call(path: str, method: str, params: dict) -> float:
+                    began = time.perf_counter()
+                    if method == "POST":
+                        response = await http.post(f"{base}{path}", json=params)
+                    else:
+                        response = await http.get(
+                            f"{base}{path}", params=[(k, v) for k, value in params.items() for v in (value if isinstance(value, list) else [value])]
+                        )
+                    assert response.status_code == 200, response.text
+                    return (time.perf_counter() - began) * 1000
+
+                floor = percentile([await call("/healthz", "GET", {}) for _ in range(args.calls)], 0.5)
+                print(f"\nfloor: GET /healthz p50 {floor:.2f} ms")
+                print(f"\n{'HTTP API':<18}{'p50 ms':>9}{'p95 ms':>9}  {'p50 / floor':>11}  {'answer KB':>9}  target p95 < 50 ms")
+                for name, make in http_calls.items():
+                    spec = SPECS[name]
+                    samples = [await call(spec.path, spec.method, make()) for _ in range(args.calls + 10)][10:]
+                    size = (
+                        len(
+                            (
+                                await http.request(spec.method, f"{base}{spec.path}", **({"json": make()} if spec.method == "POST" else {"params": make()}))
+                            ).content
+                        )
+                        / 1024
+                    )
+                    p50, p95 = percentile(samples, 0.5), percentile(samples, 0.95)
+                    print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / floor:>10.1f}x  {size:>9.1f}  {'met' if p95 < 50 else 'MISSED'}")
+
+        anyio.run(over_http)
         driver.close()
     finally:
         if server is not None:

@@ -66,7 +66,12 @@ class AuditStack:
 
     def start_subscriber(self) -> None:
         self.subscribe = subprocess.Popen(
-            [LAKEGRAPH, "subscribe"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            [LAKEGRAPH, "subscribe"],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
 
     def stop(self) -> None:
@@ -82,8 +87,14 @@ class AuditStack:
 
 @contextmanager
 def audit_stack(
-    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
-    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **extra_env: str,
+    neo4j_service: Neo4jService,
+    driver: Driver,
+    redis_service: redis_server.LocalRedis,
+    pubsub_host: str,
+    bigquery_endpoint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    **extra_env: str,
 ) -> Iterator[AuditStack]:
     wipe(driver)
     schema.apply(driver, "neo4j")
@@ -107,16 +118,25 @@ def audit_stack(
     subscriber.close()
 
     env = clean_env(
-        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"), LAKEGRAPH_REDIS__URL=redis_service.url,
-        LAKEGRAPH_WAREHOUSE__ENGINE="bigquery", LAKEGRAPH_WAREHOUSE__BIGQUERY_PROJECT=PROJECT,
-        LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["shop"]', LAKEGRAPH_WAREHOUSE__BIGQUERY_ENDPOINT=bigquery_endpoint,
-        LAKEGRAPH_PUBSUB__PROJECT=PROJECT, LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
-        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host, **neo4j_service.env(), **extra_env,
+        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
+        LAKEGRAPH_REDIS__URL=redis_service.url,
+        LAKEGRAPH_WAREHOUSE__ENGINE="bigquery",
+        LAKEGRAPH_WAREHOUSE__BIGQUERY_PROJECT=PROJECT,
+        LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["shop"]',
+        LAKEGRAPH_WAREHOUSE__BIGQUERY_ENDPOINT=bigquery_endpoint,
+        LAKEGRAPH_PUBSUB__PROJECT=PROJECT,
+        LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
+        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host,
+        **neo4j_service.env(),
+        **extra_env,
     )
     assert run_cli("load", "warehouse", env=env).returncode == 0
     stack = AuditStack(
-        env, lambda data: publisher.publish(topic, data).result(timeout=30), lambda data: publisher.publish(topic, data),
-        warehouse, tmp_path / "state" / "audit-logs",
+        env,
+        lambda data: publisher.publish(topic, data).result(timeout=30),
+        lambda data: publisher.publish(topic, data),
+        warehouse,
+        tmp_path / "state" / "audit-logs",
     )
     stack.start_worker()
     stack.start_subscriber()
@@ -128,8 +148,13 @@ def audit_stack(
 
 @pytest.fixture
 def stack(
-    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
-    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    neo4j_service: Neo4jService,
+    driver: Driver,
+    redis_service: redis_server.LocalRedis,
+    pubsub_host: str,
+    bigquery_endpoint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[AuditStack]:
     with audit_stack(neo4j_service, driver, redis_service, pubsub_host, bigquery_endpoint, tmp_path, monkeypatch) as running:
         yield running
@@ -180,7 +205,7 @@ def test_audit_log_files_dropped_in_the_folder_are_ingested(stack: AuditStack, d
     try:
         assert "audit logs" in watcher.stdout.readline()
         lines = [json.dumps(entry("v2_jobChange_done.json", job=f"file-{index}")) for index in range(3)]
-        (stack.audit_dir / "export-1.ndjson").write_text("\n".join(lines + ["{bad line"]) + "\n")
+        (stack.audit_dir / "export-1.ndjson").write_text("\n".join([*lines, "{bad line"]) + "\n")
         wait_until(lambda: count(driver) == 3, 30, "three executions from the file")
         (stack.audit_dir / "export-1.ndjson").touch()  # read again: nothing counted twice
         time.sleep(2.0)

@@ -45,7 +45,11 @@ def start_demo(folder: Path, port: int, **extra_env: str) -> Demo:
     began = time.monotonic()
     process = subprocess.Popen(
         [LAKEGRAPH, "demo", "--folder", str(folder), "--port", str(port), "--vehicles", "300"],
-        env=clean_env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        env=clean_env(**extra_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
     )
     lines: list[str] = []
     assert process.stdout is not None
@@ -92,9 +96,18 @@ class Agent:
         assert not result.is_error, f"{tool}: {text}"
         return json.loads(text)
 
+    async def rows(self, tool: str, field: str, **arguments: object) -> tuple[dict, list]:
+        """Every row of `field`, walking the cursor the answers give; and the first answer."""
+        first = answer = await self(tool, **arguments)
+        found = list(answer[field])
+        while answer["page"]["next_cursor"]:
+            answer = await self(tool, **arguments, cursor=answer["page"]["next_cursor"])
+            found += answer[field]
+        return first, found
+
     async def sql(self, query: str) -> list[dict]:
-        answer = await self("run_sql", sql=query)
-        return [dict(zip(answer["columns"], row, strict=True)) for row in answer["rows"]]
+        answer, rows = await self.rows("run_sql", "rows", sql=query)
+        return [dict(zip(answer["columns"], row, strict=True)) for row in rows]
 
 
 def journey(demo: Demo, steps) -> dict:
@@ -158,10 +171,9 @@ def test_estate_gaps_are_exactly_the_planted_ones(demo: Demo) -> None:
 
     async def steps(agent: Agent) -> dict:
         codes = [row["fault_code"] for row in await agent.sql("SELECT DISTINCT fault_code FROM service.work_orders ORDER BY 1")]
-        covered = await agent("coverage", terms=codes)
+        _, missing = await agent.rows("coverage", "missing", terms=codes)
         documented = await agent.sql(
-            "SELECT DISTINCT w.fault_code AS code, p.part_no FROM service.work_orders w "
-            "JOIN service.procedures p ON p.procedure_id = w.procedure_id ORDER BY 1"
+            "SELECT DISTINCT w.fault_code AS code, p.part_no FROM service.work_orders w JOIN service.procedures p ON p.procedure_id = w.procedure_id ORDER BY 1"
         )
         outcomes = await agent.sql(REPAIR_OUTCOMES.format(where=""))
         mismatched = []
@@ -172,10 +184,11 @@ def test_estate_gaps_are_exactly_the_planted_ones(demo: Demo) -> None:
                 continue
             # the field's fix differs from the procedure: is it documented together with the code anywhere?
             mentions = await agent("coverage", terms=[row["code"], best])
-            places = [{uri.split("#")[0] for uri in mentions["found"].get(term, [])} for term in (row["code"], best)]
+            found = {entry["term"]: entry["uris"] for entry in mentions["found"]}
+            places = [{uri.split("#")[0] for uri in found.get(term, [])} for term in (row["code"], best)]
             if not places[0] & places[1]:
                 mismatched.append(row["code"])
-        return {"missing": covered["missing"], "mismatched": sorted(mismatched)}
+        return {"missing": missing, "mismatched": sorted(mismatched)}
 
     found = journey(demo, steps)
     assert sorted(found["missing"]) == manifest["undocumented_codes"]
@@ -201,7 +214,7 @@ def test_coverage_by_theme_gives_each_themes_share_of_vehicles(demo: Demo) -> No
         for theme in themes:
             theme["documents"] = await theme_members(agent, theme["id"])
         codes = [row["code"] for row in await agent.sql("SELECT code FROM service.fault_codes ORDER BY 1")]
-        covered = (await agent("coverage", terms=codes))["found"]
+        covered = {entry["term"]: entry["uris"] for entry in (await agent.rows("coverage", "found", terms=codes))[1]}
         theme_of = {uri: theme["id"] for theme in themes for uri in theme["documents"]}
         codes_by_theme: dict[str, set[str]] = defaultdict(set)
         for code, uris in covered.items():

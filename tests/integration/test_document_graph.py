@@ -41,33 +41,47 @@ def graph(driver: Driver) -> Driver:
 
 
 def make_sync(service: Neo4jService, driver: Driver, **libraries: Path) -> DocumentSync:
-    settings = service.settings.with_section(
-        "documents", libraries=[{"name": name, "root": root} for name, root in libraries.items()]
-    )
+    settings = service.settings.with_section("documents", libraries=[{"name": name, "root": root} for name, root in libraries.items()])
     return DocumentSync(settings, driver, "neo4j")
 
 
 def library(tmp_path: Path) -> Path:
     root = tmp_path / "technical-library"
-    write(root, "manuals/engine.md", (
-        "---\ntitle: Engine manual\nid: MAN-ENG\n---\nCovers the V6.\n"
-        "# Ignition\n## Coil test\nMeasure primary resistance (P0301).\n"
-        "# Fuel\nSee [coil test](#coil-test) and [the bulletin](../bulletins/tsb-21-114.md#cause).\n"
-    ))
-    write(root, "bulletins/tsb-21-114.md", (
-        "---\nid: TSB-21-114\n---\n# TSB 21-114\n## Cause\nCoil failure; test per [manual](doc://MAN-ENG#coil-test).\n"
-        "## Parts\nSee the [catalog](/parts/catalog.html#ic-2201-b) and [recall](../recalls/r-22-01.pdf).\n"
-    ))
-    write(root, "parts/catalog.html", (
-        "<html><head><title>Parts catalog</title></head><body><h1>Coils</h1>"
-        "<h2 id='ic-2201-b'>IC-2201-B</h2><p>Revised coil. <a href='../manuals/engine.md#fuel'>fuel</a></p></body></html>"
-    ))
-    write(root, "recalls/r-22-01.pdf", make_pdf(
-        pages=[["Recall R-22-01", "Scope", "V6 engines.", "Remedy", "Replace the coil."]],
-        outline=[("Scope", 0, 1), ("Remedy", 0, 1)],
-        links=[(0, "../bulletins/tsb-21-114.md#parts")],
-        title="Recall R-22-01",
-    ))
+    write(
+        root,
+        "manuals/engine.md",
+        (
+            "---\ntitle: Engine manual\nid: MAN-ENG\n---\nCovers the V6.\n"
+            "# Ignition\n## Coil test\nMeasure primary resistance (P0301).\n"
+            "# Fuel\nSee [coil test](#coil-test) and [the bulletin](../bulletins/tsb-21-114.md#cause).\n"
+        ),
+    )
+    write(
+        root,
+        "bulletins/tsb-21-114.md",
+        (
+            "---\nid: TSB-21-114\n---\n# TSB 21-114\n## Cause\nCoil failure; test per [manual](doc://MAN-ENG#coil-test).\n"
+            "## Parts\nSee the [catalog](/parts/catalog.html#ic-2201-b) and [recall](../recalls/r-22-01.pdf).\n"
+        ),
+    )
+    write(
+        root,
+        "parts/catalog.html",
+        (
+            "<html><head><title>Parts catalog</title></head><body><h1>Coils</h1>"
+            "<h2 id='ic-2201-b'>IC-2201-B</h2><p>Revised coil. <a href='../manuals/engine.md#fuel'>fuel</a></p></body></html>"
+        ),
+    )
+    write(
+        root,
+        "recalls/r-22-01.pdf",
+        make_pdf(
+            pages=[["Recall R-22-01", "Scope", "V6 engines.", "Remedy", "Replace the coil."]],
+            outline=[("Scope", 0, 1), ("Remedy", 0, 1)],
+            links=[(0, "../bulletins/tsb-21-114.md#parts")],
+            title="Recall R-22-01",
+        ),
+    )
     return root
 
 
@@ -100,12 +114,14 @@ def test_three_formats_load_with_links_between_them(neo4j_service: Neo4jService,
         lib=lib,
     ).records
     assert [(row["f"], row["d"]) for row in tree] == [
-        (f"{lib}/bulletins", "TSB 21-114"), (f"{lib}/manuals", "Engine manual"),
-        (f"{lib}/parts", "Parts catalog"), (f"{lib}/recalls", "Recall R-22-01"),
+        (f"{lib}/bulletins", "TSB 21-114"),
+        (f"{lib}/manuals", "Engine manual"),
+        (f"{lib}/parts", "Parts catalog"),
+        (f"{lib}/recalls", "Recall R-22-01"),
     ]
     order = graph.execute_query(
-        "MATCH p = (:Section {uri: $first})-[:NEXT_SECTION*]->(last) WHERE NOT (last)-[:NEXT_SECTION]->() "
-        "RETURN [n IN nodes(p) | n.name] AS names", first=f"{lib}/manuals/engine#ignition",
+        "MATCH p = (:Section {uri: $first})-[:NEXT_SECTION*]->(last) WHERE NOT (last)-[:NEXT_SECTION]->() RETURN [n IN nodes(p) | n.name] AS names",
+        first=f"{lib}/manuals/engine#ignition",
     ).records[0]["names"]
     assert order == ["ignition", "coil-test", "fuel"]
     node = graph.execute_query("MATCH (s:Section {uri: $uri}) RETURN s", uri=f"{lib}/manuals/engine#ignition/coil-test").records[0]["s"]
@@ -139,9 +155,7 @@ def test_editing_one_section_changes_only_that_section(neo4j_service: Neo4jServi
     assert sync.sync_path("technical-library", "manuals/engine.md") == "unchanged"
 
 
-def test_deleting_a_document_unresolves_inbound_links_until_it_returns(
-    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path
-) -> None:
+def test_deleting_a_document_unresolves_inbound_links_until_it_returns(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = library(tmp_path)
     sync = make_sync(neo4j_service, graph, **{"technical-library": root})
     load(sync, workers=1)
@@ -160,9 +174,7 @@ def test_deleting_a_document_unresolves_inbound_links_until_it_returns(
     assert links(graph) == with_engine
 
 
-def test_renaming_a_folder_moves_its_uris_and_links_into_it_still_resolve(
-    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path
-) -> None:
+def test_renaming_a_folder_moves_its_uris_and_links_into_it_still_resolve(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = library(tmp_path)
     write(root, "manuals/brakes.md", "# Brakes\nSee [engine](engine.md#coil-test).\n")
     sync = make_sync(neo4j_service, graph, **{"technical-library": root})
@@ -180,9 +192,7 @@ def test_renaming_a_folder_moves_its_uris_and_links_into_it_still_resolve(
     }
 
 
-def test_missing_anchor_ends_at_the_document_and_resolves_when_the_heading_appears(
-    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path
-) -> None:
+def test_missing_anchor_ends_at_the_document_and_resolves_when_the_heading_appears(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     write(root, "a.md", "# A\nSee [b later](b.md#later).\n")
     write(root, "b.md", "# B\nnothing yet\n")
@@ -215,8 +225,13 @@ def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jServ
     assert report.documents == 5 and report.skipped == 3
     found = {(problem.key, problem.kind) for problem in problems.listing(graph, "neo4j", "documents")}
     assert {
-        ("lib:latin1.md", "warning"), ("lib:binary.md", "skipped"), ("lib:big.md", "skipped"),
-        ("lib:front.md", "warning"), ("lib:broken.pdf", "skipped"), ("lib:loop/back", "skipped"), ("id:dup", "conflict"),
+        ("lib:latin1.md", "warning"),
+        ("lib:binary.md", "skipped"),
+        ("lib:big.md", "skipped"),
+        ("lib:front.md", "warning"),
+        ("lib:broken.pdf", "skipped"),
+        ("lib:loop/back", "skipped"),
+        ("id:dup", "conflict"),
     } <= found
     titles = {row["t"] for row in graph.execute_query("MATCH (d:Document) RETURN d.displayName AS t").records}
     assert titles == {"Good", "Caf\ufffd", "Still loaded", "A", "B"}
@@ -227,9 +242,7 @@ def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jServ
 
     write(root, "binary.md", "# Fixed\n")
     sync.sync_path("lib", "binary.md")
-    assert ("lib:binary.md", "skipped") not in {
-        (problem.key, problem.kind) for problem in problems.listing(graph, "neo4j", "documents")
-    }
+    assert ("lib:binary.md", "skipped") not in {(problem.key, problem.kind) for problem in problems.listing(graph, "neo4j", "documents")}
 
 
 def test_links_broken_lists_each_unresolved_link_with_its_reason(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
@@ -266,9 +279,7 @@ def test_reconcile_repairs_every_kind_of_drift(neo4j_service: Neo4jService, grap
     assert dump(graph) == repaired
 
 
-def test_two_workers_creating_the_same_document_at_once_both_succeed(
-    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path
-) -> None:
+def test_two_workers_creating_the_same_document_at_once_both_succeed(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     write(root, "a.md", "# A\n## B\n## C\ntext\n")
     sync = make_sync(neo4j_service, graph, lib=root)

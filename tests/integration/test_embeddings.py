@@ -54,7 +54,9 @@ def clean_graph(driver: Driver, neo4j_service: Neo4jService) -> Iterator[None]:
 
 
 def hashes(driver: Driver) -> dict[str, str]:
-    return {row["id"]: row["hash"] for row in driver.execute_query("MATCH (n) WHERE n.embedding IS NOT NULL RETURN n.id AS id, n.embedding_hash AS hash").records}
+    return {
+        row["id"]: row["hash"] for row in driver.execute_query("MATCH (n) WHERE n.embedding IS NOT NULL RETURN n.id AS id, n.embedding_hash AS hash").records
+    }
 
 
 def test_bundled_model_matches_sentence_transformers(bert_settings: Settings) -> None:
@@ -81,7 +83,9 @@ def test_only_changed_text_is_embedded(driver: Driver, bert_settings: Settings, 
     sync = WarehouseSync(bert_settings, driver, "neo4j")
     assert sync.embeddings is not None
     sync.sync_schema("service")
-    sizes = driver.execute_query("MATCH (n) WHERE n.embedding IS NOT NULL RETURN labels(n)[0] AS label, count(*) AS n, min(size(n.embedding)) AS dims ORDER BY label").records
+    sizes = driver.execute_query(
+        "MATCH (n) WHERE n.embedding IS NOT NULL RETURN labels(n)[0] AS label, count(*) AS n, min(size(n.embedding)) AS dims ORDER BY label"
+    ).records
     assert [(row["label"], row["n"], row["dims"]) for row in sizes] == [("Column", 9, 384), ("Table", 3, 384)]
 
     assert sync.embeddings.refresh().embedded == {"Table": 0, "Column": 0, "BusinessTerm": 0}

@@ -27,13 +27,8 @@ pytestmark = pytest.mark.timeout(240)
 def test_gds_procedures_answer(driver: Driver) -> None:
     assert driver.execute_query("RETURN gds.version() AS v").records[0]["v"].startswith("2.13")
     driver.execute_query("MATCH (n:GdsProbe) DETACH DELETE n")
-    driver.execute_query(
-        "UNWIND range(0, 5) AS i CREATE (:GdsProbe {i: i})"
-    )
-    driver.execute_query(
-        "MATCH (a:GdsProbe), (b:GdsProbe) WHERE a.i < b.i AND (b.i - a.i = 1) AND NOT (a.i = 2 AND b.i = 3) "
-        "CREATE (a)-[:NEAR]->(b)"
-    )
+    driver.execute_query("UNWIND range(0, 5) AS i CREATE (:GdsProbe {i: i})")
+    driver.execute_query("MATCH (a:GdsProbe), (b:GdsProbe) WHERE a.i < b.i AND (b.i - a.i = 1) AND NOT (a.i = 2 AND b.i = 3) CREATE (a)-[:NEAR]->(b)")
     records = driver.execute_query(
         """
         MATCH (a:GdsProbe)-[:NEAR]->(b:GdsProbe)
@@ -50,15 +45,14 @@ def test_gds_procedures_answer(driver: Driver) -> None:
     assert communities[2] != communities[3]
 
 
-def test_celery_task_runs_in_a_separate_worker_process(
-    neo4j_service: Neo4jService, redis_service: redis_server.LocalRedis, tmp_path: Path
-) -> None:
-    env = clean_env(
-        LAKEGRAPH_STATE_DIR=str(tmp_path), LAKEGRAPH_REDIS__URL=redis_service.url, **neo4j_service.env()
-    )
+def test_celery_task_runs_in_a_separate_worker_process(neo4j_service: Neo4jService, redis_service: redis_server.LocalRedis, tmp_path: Path) -> None:
+    env = clean_env(LAKEGRAPH_STATE_DIR=str(tmp_path), LAKEGRAPH_REDIS__URL=redis_service.url, **neo4j_service.env())
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--pool", "solo", "--loglevel", "warning"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         app = create_app(_with_redis(neo4j_service, redis_service))
@@ -117,13 +111,12 @@ def test_pubsub_emulator_publish_then_streaming_pull_with_ack(pubsub_host: str, 
 
 def test_bigquery_emulator_information_schema_returns_a_declared_foreign_key(bigquery_endpoint: str) -> None:
     client = bigquery.Client(
-        project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(),
+        project=BIGQUERY_PROJECT,
+        credentials=AnonymousCredentials(),
         client_options=ClientOptions(api_endpoint=bigquery_endpoint),
     )
     client.create_dataset("shop", exists_ok=True)
-    client.query(
-        "CREATE TABLE shop.customers (id INT64, name STRING, PRIMARY KEY (id) NOT ENFORCED)"
-    ).result()
+    client.query("CREATE TABLE shop.customers (id INT64, name STRING, PRIMARY KEY (id) NOT ENFORCED)").result()
     client.query(
         "CREATE TABLE shop.orders (id INT64, customer_id INT64, PRIMARY KEY (id) NOT ENFORCED, "
         "FOREIGN KEY (customer_id) REFERENCES shop.customers(id) NOT ENFORCED)"

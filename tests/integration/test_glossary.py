@@ -80,8 +80,11 @@ def test_terms_and_tags_follow_the_file(neo4j_service: Neo4jService, driver: Dri
     term = driver.execute_query("MATCH (b:BusinessTerm {id: 'comeback ratio'}) RETURN b").records[0]["b"]
     assert term["synonyms"] == ["comeback rate"] and term["description"].startswith("Share of work orders")
 
-    glossary.write_text(GLOSSARY.replace('tags = ["service.work_orders", "service.work_orders.is_comeback"]', 'tags = ["service.work_orders.part"]')
-                        .split("[[term]]\nname = \"first-time-fix rate\"")[0])
+    glossary.write_text(
+        GLOSSARY.replace('tags = ["service.work_orders", "service.work_orders.is_comeback"]', 'tags = ["service.work_orders.part"]').split(
+            '[[term]]\nname = "first-time-fix rate"'
+        )[0]
+    )
     report = sync.sync_glossary()
     assert report is not None and report.terms == 1
     assert tags(driver) == [("Comeback ratio", "warehouse.service.work_orders.part")]
@@ -105,14 +108,21 @@ def test_an_edited_glossary_reaches_the_graph_through_the_watcher(
     glossary.write_text(GLOSSARY)
     make_sync(neo4j_service, driver, warehouse, glossary).sync_all()
     env = clean_env(
-        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"), LAKEGRAPH_REDIS__URL=redis_service.url,
-        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(warehouse), LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(glossary),
-        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([]), **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
+        LAKEGRAPH_REDIS__URL=redis_service.url,
+        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(warehouse),
+        LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(glossary),
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([]),
+        **neo4j_service.env(),
     )
     redis_server.client(redis_service.url, 5).flushall()
     processes = [
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "1", "--loglevel", "warning"],
-                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "1", "--loglevel", "warning"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ),
         subprocess.Popen([LAKEGRAPH, "watch"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
     ]
     try:
@@ -137,7 +147,8 @@ def test_a_file_sync_never_removes_another_sources_terms(neo4j_service: Neo4jSer
     ]
     sources = "MATCH (b:BusinessTerm) RETURN b.name AS name, b.source AS source ORDER BY name"
     assert [tuple(row.values()) for row in driver.execute_query(sources).records] == [
-        ("Comeback ratio", "file"), ("Part number", "catalog"),
+        ("Comeback ratio", "file"),
+        ("Part number", "catalog"),
     ]
     glossary_source.sync(driver, "neo4j", [], source="catalog")  # the other source, emptied, leaves the file's
     assert tags(driver) == [("Comeback ratio", "warehouse.service.work_orders.is_comeback")]

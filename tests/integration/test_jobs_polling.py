@@ -39,9 +39,7 @@ def drain(poller: JobsPoller) -> None:
 def test_polling_picks_up_each_query_exactly_once(bigquery_endpoint: str, driver: Driver) -> None:
     wipe(driver)
     schema.apply(driver, "neo4j")
-    client = bigquery.Client(
-        project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint)
-    )
+    client = bigquery.Client(project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint))
     client.create_dataset("polling", exists_ok=True)
     client.query("CREATE TABLE IF NOT EXISTS polling.a (id INT64, b_id INT64)").result()
     client.query("CREATE TABLE IF NOT EXISTS polling.b (id INT64, label STRING)").result()

@@ -56,7 +56,7 @@ def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jSe
         if action == "text":
             path.write_text(page(name, links[name], words=f"edit {step}"))
         elif action in ("add", "create"):
-            links[name] = links.get(name, []) + [rng.choice(NAMES)]
+            links[name] = [*links.get(name, []), rng.choice(NAMES)]
             path.write_text(page(name, links[name]))
         elif action == "remove" and links[name]:
             links[name] = links[name][1:]

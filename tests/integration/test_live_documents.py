@@ -52,7 +52,11 @@ class Live:
 
     def start_watcher(self) -> None:
         self.watcher = subprocess.Popen(
-            [LAKEGRAPH, "watch"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [LAKEGRAPH, "watch"],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         assert "watching" in self.watcher.stdout.readline()
 

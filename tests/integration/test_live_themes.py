@@ -97,7 +97,7 @@ def test_themes_follow_link_edits_debounced(live: Live, driver: Driver) -> None:
         (live.root / f"brakes/extra-{index}.md").write_text(f"# Extra {index}\nSee [pads](pads.md) and [abs](abs.md).\n")
         time.sleep(0.5)
     stream_ended = time.time()
-    during = [run for run in runs(driver)[len(settled):] if _epoch(run["started"]) < stream_ended]
+    during = [run for run in runs(driver)[len(settled) :] if _epoch(run["started"]) < stream_ended]
     assert during, "no run during a steady stream of edits: the maximum wait did not apply"
     wait_until(lambda: _grouped(driver, "lib/brakes/extra-") == 16, 30, "the extras grouped after the stream")
 

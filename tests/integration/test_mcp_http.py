@@ -61,8 +61,11 @@ class Served:
 @pytest.fixture(scope="module")
 def served(env: dict[str, str]) -> Iterator[Served]:
     process = subprocess.Popen(
-        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         first = process.stdout.readline() if process.stdout else ""
@@ -139,7 +142,7 @@ def test_mcp_over_http_answers_every_tool_and_refuses_every_write(served: Served
             refusals = [await _tool_text(client, "cypher", {"query": query}) for query in WRITE_ATTEMPTS]
             refusals += [await _tool_text(client, "run_sql", {"sql": sql}) for sql, _ in SQL_ATTEMPTS]
             refusals.append(await _tool_text(client, "outline", {"uri": "../../etc/passwd"}))
-            refusals.append(await _tool_text(client, "search", {"query": "coil", "under": "shop\" OR 1=1 //"}))
+            refusals.append(await _tool_text(client, "search", {"query": "coil", "under": 'shop" OR 1=1 //'}))
             return answers, refusals
 
     answers, refusals = anyio.run(main)
@@ -167,8 +170,14 @@ def test_http_needs_the_bearer_token(served: Served) -> None:
 
 
 TRAVERSALS = [
-    "/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/v1/../../serve/token", "/v1/%2e%2e%2f%2e%2e%2fserve%2ftoken",
-    "/themes/..%2f..%2f..%2fetc%2fpasswd", "/themes/graph.svg/../../../etc/passwd", "//etc/passwd", "/file:///etc/passwd",
+    "/../../../../etc/passwd",
+    "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "/v1/../../serve/token",
+    "/v1/%2e%2e%2f%2e%2e%2fserve%2ftoken",
+    "/themes/..%2f..%2f..%2fetc%2fpasswd",
+    "/themes/graph.svg/../../../etc/passwd",
+    "//etc/passwd",
+    "/file:///etc/passwd",
 ]
 
 

@@ -107,9 +107,7 @@ def test_maven_central_unreachable_on_first_start_is_one_clear_line(tmp_path: Pa
     (home / ".m2" / "settings.xml").write_text(  # offline, with an empty local repository
         f"<settings><offline>true</offline><localRepository>{tmp_path / 'repo'}</localRepository></settings>"
     )
-    env = runtime_env(
-        tmp_path / "state", MAVEN_OPTS=f"-Duser.home={home}", LAKEGRAPH_CACHE_DIR=str(tmp_path / "empty-cache")
-    )
+    env = runtime_env(tmp_path / "state", MAVEN_OPTS=f"-Duser.home={home}", LAKEGRAPH_CACHE_DIR=str(tmp_path / "empty-cache"))
     try:
         assert_one_line_error(run_cli("neo4j", "start", env=env), "could not resolve Neo4j", "Maven Central")
     finally:

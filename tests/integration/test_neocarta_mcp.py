@@ -39,8 +39,11 @@ def test_neocartas_mcp_server_answers_every_tool_on_a_lakegraph_graph(neo4j_serv
     lakehouse.build(neo4j_service.settings, driver, tmp_path)
     script = neocarta.ensure_venv(load_settings().cache_path)
     env = {
-        "NEO4J_URI": neo4j_service.uri, "NEO4J_USERNAME": neo4j_server.LOCAL_USER,
-        "NEO4J_PASSWORD": neo4j_service.password, "NEO4J_DATABASE": "neo4j", "HOME": str(tmp_path),
+        "NEO4J_URI": neo4j_service.uri,
+        "NEO4J_USERNAME": neo4j_server.LOCAL_USER,
+        "NEO4J_PASSWORD": neo4j_service.password,
+        "NEO4J_DATABASE": "neo4j",
+        "HOME": str(tmp_path),
     }
     log = tmp_path / "neocarta-mcp.log"
 
@@ -59,7 +62,7 @@ def test_neocartas_mcp_server_answers_every_tool_on_a_lakegraph_graph(neo4j_serv
             }
 
     answers = anyio.run(session)
-    rows = lambda answer: answer["result"] if isinstance(answer, dict) and "result" in answer else answer  # noqa: E731
+    rows = lambda answer: answer["result"] if isinstance(answer, dict) and "result" in answer else answer
     assert rows(answers["schemas"]) == [{"database_name": "warehouse", "schema_name": "service"}]
     [listing] = rows(answers["tables"])
     assert sorted(listing["table_names"]) == ["fault_codes", "parts", "technicians", "vehicles", "work_order_parts", "work_orders"]

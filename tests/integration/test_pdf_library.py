@@ -74,7 +74,9 @@ def test_markdown_pdf_and_bookmarked_pdf_give_one_graph(neo4j_service: Neo4jServ
 
 
 def test_id_links_match_declared_ids_before_file_names_ignoring_case_and_punctuation(
-    neo4j_service: Neo4jService, graph: Driver, tmp_path: Path  # noqa: F811
+    neo4j_service: Neo4jService,
+    graph: Driver,  # noqa: F811  (the fixture)
+    tmp_path: Path,
 ) -> None:
     root = tmp_path / "ids"
     for relpath, text in {

@@ -56,7 +56,11 @@ def test_a_finished_job_teaches_a_join_once_and_failures_teach_nothing(graph: Dr
     assert (report.runs, report.pairs, report.duplicates) == (1, 1, 0)
     [row] = graph.execute_query(JOIN).records
     assert (row["left"], row["right"], row["executions"], row["queries"], row["users"]) == (
-        "my-proj.shop.customers.id", "my-proj.shop.orders.customer_id", 1, 1, ["alice@example.com"],
+        "my-proj.shop.customers.id",
+        "my-proj.shop.orders.customer_id",
+        1,
+        1,
+        ["alice@example.com"],
     )
     # 0.5 * (1 - e^-(1 query + 1 user)/4) + 0.2 * e^-(8 days / 90) + 0.3 * 0
     assert row["declared"] is False and row["confidence"] == pytest.approx(0.3797, abs=1e-4)
@@ -138,8 +142,9 @@ def test_a_column_the_table_lacks_is_listed_as_unresolved_and_never_joined(graph
     from shapes.joins import list_joins, render
 
     MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
-    typo = replace(event("v2_jobChange_done.json"), job_id="typo-1",
-                   sql="SELECT * FROM `my-proj.shop.orders` o JOIN `my-proj.shop.customers` c ON o.customer = c.id")
+    typo = replace(
+        event("v2_jobChange_done.json"), job_id="typo-1", sql="SELECT * FROM `my-proj.shop.orders` o JOIN `my-proj.shop.customers` c ON o.customer = c.id"
+    )
     report = QueryGraph(graph, "neo4j").absorb([typo], now=NOW)
     assert (report.runs, report.pairs, report.unresolved) == (1, 0, 1)
     assert graph.execute_query(JOIN).records == []

@@ -24,7 +24,9 @@ def per_library(driver: Driver) -> dict[str, int]:
 
 
 def test_loading_libraries_one_at_a_time_equals_loading_them_together_on_a_real_estate(
-    neo4j_service: Neo4jService, graph: Driver, powershell_docs: Path  # noqa: F811
+    neo4j_service: Neo4jService,
+    graph: Driver,  # noqa: F811  (the fixture)
+    powershell_docs: Path,
 ) -> None:
     first, second = powershell_docs / "5.1", powershell_docs / "7.4"
     load(make_sync(neo4j_service, graph, **{"ps-51": first, "ps-74": second}))

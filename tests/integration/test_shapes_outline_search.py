@@ -26,7 +26,11 @@ def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> Path
     wipe(driver)
     schema.apply(driver, "neo4j")
     root = tmp_path / "lib"
-    write(root, "manuals/engine.md", "# Engine\n## Ignition\nCoil test for P0301 misfire.\n## Fuel\nSee [bulletin](../bulletins/tsb-1.md#cause) and [gone](gone.md).\n")
+    write(
+        root,
+        "manuals/engine.md",
+        "# Engine\n## Ignition\nCoil test for P0301 misfire.\n## Fuel\nSee [bulletin](../bulletins/tsb-1.md#cause) and [gone](gone.md).\n",
+    )
     write(root, "bulletins/tsb-1.md", "# TSB 1\n## Cause\nRough idle from a failed coil.\n")
     for index in range(30):  # many strong matches outside the manuals subtree
         write(root, f"recalls/r-{index:02d}.md", f"# Recall {index}\ncoil coil coil coil misfire misfire coil {index}\n")
@@ -53,7 +57,10 @@ def test_outline_rows_in_tree_order_with_links_and_cut_counts(library: Path, dri
     ]
     top = outline(driver, "neo4j", None, depth=1)
     assert [(row.kind, row.uri) for row in top.rows] == [
-        ("Library", "lib"), ("Folder", "lib/bulletins"), ("Folder", "lib/manuals"), ("Folder", "lib/recalls"),
+        ("Library", "lib"),
+        ("Folder", "lib/bulletins"),
+        ("Folder", "lib/manuals"),
+        ("Folder", "lib/recalls"),
     ]
 
 
@@ -83,7 +90,7 @@ def test_expansion_terms_are_or_ed_and_hits_carry_breadcrumbs_and_snippets(libra
     assert "«Rough» «idle»" in hit.snippet
 
 
-@pytest.mark.parametrize("query", ['coil AND (misfire', 'P0301: "unclosed', "title:coil~2 OR *", "a || b && !c ^ [x TO y]", "\\"])
+@pytest.mark.parametrize("query", ["coil AND (misfire", 'P0301: "unclosed', "title:coil~2 OR *", "a || b && !c ^ [x TO y]", "\\"])
 def test_lucene_syntax_in_user_text_is_escaped_never_an_error(library: Path, driver: Driver, query: str) -> None:
     search(driver, "neo4j", query, None, 3, [])
 

@@ -41,7 +41,8 @@ def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
     columns = {column["name"]: column for column in first.columns}
     assert columns["id"]["primary_key"] is True and columns["is_comeback"]["terms"] == ["Comeback ratio"]
     assert {(join["column"], join["other"]) for join in first.declared_joins} >= {
-        ("vin", "warehouse.service.vehicles.vin"), ("id", "warehouse.service.work_order_parts.work_order_id"),
+        ("vin", "warehouse.service.vehicles.vin"),
+        ("id", "warehouse.service.work_order_parts.work_order_id"),
     }
     learned = {(join["column"], join["other"]) for join in first.learned_joins}
     assert ("fault_code", "warehouse.service.fault_codes.code") in learned
@@ -84,9 +85,10 @@ def test_join_path_says_clearly_when_there_is_none(shapes: Shapes) -> None:
 def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -> None:
     result = shapes.ask("coverage", terms=["P0301", "U0140", "P0420", "12345-AB", "12345", "P030"]).result
     assert result.missing == ["P0420", "P030"]  # P030 is a prefix of P0301, not a token
-    assert result.found["U0140"] == ["shop/manuals/network#network/bcm"]
-    assert "shop/bulletins/tsb-7#tsb-7/cause" in result.found["12345-AB"]
-    assert "12345" in result.found  # the token sequence 12345 appears (as the first half of 12345-AB)
+    found = {row.term: row.uris for row in result.found}
+    assert found["U0140"] == ["shop/manuals/network#network/bcm"]
+    assert "shop/bulletins/tsb-7#tsb-7/cause" in found["12345-AB"]
+    assert "12345" in found  # the token sequence 12345 appears (as the first half of 12345-AB)
 
 
 def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
@@ -196,7 +198,7 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
     done = run_cli("coverage", "P0420", "U0140", "--json", env=env)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["missing"] == ["P0420"] and data["found"] == {"U0140": ["shop/manuals/network#network/bcm"]}
+    assert data["missing"] == ["P0420"] and data["found"] == [{"term": "U0140", "mentions": 1, "uris": ["shop/manuals/network#network/bcm"]}]
     path = run_cli("join-path", "vehicles", "parts", env=env)
     assert path.returncode == 0 and "ON work_order_parts.part_no = parts.part_no AND" in path.stdout
     assert "freshness:" in run_cli("table-context", "comeback", env=env).stdout
@@ -209,9 +211,17 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
 def test_the_cached_join_graph_follows_new_query_logs(shapes: Shapes, driver: Driver) -> None:
     """Last in this module: it teaches the graph a new join."""
     assert not shapes.ask("join_path", table_a="technicians", table_b="work_orders").result.found
-    QueryGraph(driver, "neo4j", "duckdb").absorb([QueryEvent(
-        "job-techs", "SELECT * FROM service.technicians t JOIN service.work_orders w ON w.id = t.tech_id", "cy@example.com",
-        "2026-11-02T10:00:00Z", False, (),
-    )])
+    QueryGraph(driver, "neo4j", "duckdb").absorb(
+        [
+            QueryEvent(
+                "job-techs",
+                "SELECT * FROM service.technicians t JOIN service.work_orders w ON w.id = t.tech_id",
+                "cy@example.com",
+                "2026-11-02T10:00:00Z",
+                False,
+                (),
+            )
+        ]
+    )
     path = shapes.ask("join_path", table_a="technicians", table_b="work_orders").result
     assert path.found and path.hops[0].on == "technicians.tech_id = work_orders.id"

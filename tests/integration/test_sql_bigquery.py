@@ -28,7 +28,11 @@ def client(bigquery_endpoint: str) -> bigquery.Client:
 @pytest.fixture
 def settings(neo4j_service: Neo4jService, bigquery_endpoint: str, client: bigquery.Client) -> Settings:
     return neo4j_service.settings.with_section(
-        "warehouse", engine="bigquery", bigquery_project=BIGQUERY_PROJECT, bigquery_endpoint=bigquery_endpoint, bigquery_datasets=["garage"],
+        "warehouse",
+        engine="bigquery",
+        bigquery_project=BIGQUERY_PROJECT,
+        bigquery_endpoint=bigquery_endpoint,
+        bigquery_datasets=["garage"],
     )
 
 
@@ -49,16 +53,19 @@ def test_row_cap(settings: Settings) -> None:
 
 
 @pytest.mark.reliability
-@pytest.mark.parametrize("sql", [
-    "DELETE FROM garage.visits WHERE true",
-    "INSERT INTO garage.visits VALUES ('x', 'y', true)",
-    "DROP TABLE garage.visits",
-    "CREATE TABLE garage.evil AS SELECT 1 AS x",
-    "SELECT 1; DELETE FROM garage.visits WHERE true",
-    "BEGIN DELETE FROM garage.visits WHERE true; END",
-    "DECLARE x INT64 DEFAULT 1",
-    "MERGE garage.visits t USING garage.visits s ON false WHEN NOT MATCHED THEN INSERT ROW",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM garage.visits WHERE true",
+        "INSERT INTO garage.visits VALUES ('x', 'y', true)",
+        "DROP TABLE garage.visits",
+        "CREATE TABLE garage.evil AS SELECT 1 AS x",
+        "SELECT 1; DELETE FROM garage.visits WHERE true",
+        "BEGIN DELETE FROM garage.visits WHERE true; END",
+        "DECLARE x INT64 DEFAULT 1",
+        "MERGE garage.visits t USING garage.visits s ON false WHEN NOT MATCHED THEN INSERT ROW",
+    ],
+)
 def test_writes_and_scripts_are_refused_before_reaching_bigquery(settings: Settings, client: bigquery.Client, sql: str) -> None:
     before = count_rows(client)
     with pytest.raises(ShapeError):
@@ -80,5 +87,5 @@ def test_the_job_carries_the_byte_budget(settings: Settings, client: bigquery.Cl
 @pytest.mark.reliability
 def test_time_limit_cancels_the_job(settings: Settings) -> None:
     slow = "SELECT count(*) AS n FROM UNNEST(GENERATE_ARRAY(1, 30000000)) a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 100)) b WHERE MOD(a * b, 7) = 3"
-    with pytest.raises(ShapeError, match="time limit reached: job .* was cancelled"):
+    with pytest.raises(ShapeError, match=r"time limit reached: job .* was cancelled"):
         SqlRunner(settings.with_section("shapes", sql_timeout=0.5))(slow)

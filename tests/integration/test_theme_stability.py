@@ -12,10 +12,10 @@ import pytest
 from neo4j import Driver
 
 from tests import themes_properties as props
-from tests.paging import reassembled, walk
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import clean_env, run_cli
+from tests.paging import reassembled, walk
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph.setup import apply_schema

@@ -112,7 +112,8 @@ def test_a_failed_run_leaves_the_themes_and_drops_its_projection(library: tuple[
     ThemeRunner(settings, driver, "neo4j").run()
     before = memberships(driver)
     ghost = DocumentGraph(
-        ["lib/nowhere/a", "lib/nowhere/b"], {("lib/nowhere/a", "lib/nowhere/b"): 1},
+        ["lib/nowhere/a", "lib/nowhere/b"],
+        {("lib/nowhere/a", "lib/nowhere/b"): 1},
         {"lib/nowhere/a": "4:00000000-0000-0000-0000-000000000000:999998", "lib/nowhere/b": "4:00000000-0000-0000-0000-000000000000:999999"},
     )
     with pytest.raises(LakegraphError, match="GDS Leiden failed"):

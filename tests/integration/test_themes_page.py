@@ -15,10 +15,10 @@ import pytest
 from neo4j import Driver
 from playwright.sync_api import expect, sync_playwright
 
+from shapes.themes_page import HIGHLIGHT, colour
 from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_themes import load_two_clusters
-from shapes.themes_page import HIGHLIGHT, colour
 from worker.documents.sync import DocumentSync
 from worker.runtime.processes import stop_pid
 from worker.settings import Settings
@@ -26,8 +26,14 @@ from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(240)
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -69,7 +75,9 @@ def colour_share(png: Path, hex_colour: str) -> float:
     return float(np.all(np.abs(pixels - target) <= 6, axis=-1).mean())
 
 
-def test_the_page_shows_named_coloured_themes_and_the_latest_move(server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, tmp_path: Path) -> None:
+def test_the_page_shows_named_coloured_themes_and_the_latest_move(
+    server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, tmp_path: Path
+) -> None:
     base, token = server
     assert httpx2.get(f"{base}/themes").status_code == 401
     settings, root = library

@@ -63,8 +63,10 @@ def test_duckdb_schema_tables_views_columns_and_composite_keys(neo4j_service: Ne
     assert reports["shop"]["tables_written"] == 4
     rows = [tuple(row.values()) for row in graph.execute_query(TABLES, db="warehouse").records]
     assert rows == [
-        ("warehouse.shop", "warehouse.shop.customers", "TABLE"), ("warehouse.shop", "warehouse.shop.eu_customers", "VIEW"),
-        ("warehouse.shop", "warehouse.shop.lines", "TABLE"), ("warehouse.shop", "warehouse.shop.notes", "TABLE"),
+        ("warehouse.shop", "warehouse.shop.customers", "TABLE"),
+        ("warehouse.shop", "warehouse.shop.eu_customers", "VIEW"),
+        ("warehouse.shop", "warehouse.shop.lines", "TABLE"),
+        ("warehouse.shop", "warehouse.shop.notes", "TABLE"),
     ]
     customers = graph.execute_query("MATCH (t:Table {id: 'warehouse.shop.customers'}) RETURN t").records[0]["t"]
     assert customers["description"] == "people who buy"
@@ -119,18 +121,14 @@ def test_load_warehouse_command(neo4j_service: Neo4jService, graph: Driver, tmp_
     assert "warehouse.shop: 4 tables and 9 columns written, 0 tables and 0 columns removed, 3 key columns" in result.stdout
     assert f"query logs: 1 files in {logs}: 1 new query runs, 1 join pairs updated" in result.stdout
     learned = "MATCH (a:Column)-[j:JOINS_WITH]->(b:Column) RETURN a.id AS a, b.id AS b, j.declared AS declared"
-    assert [tuple(row.values()) for row in graph.execute_query(learned).records] == [
-        ("warehouse.shop.customers.id", "warehouse.shop.notes.customer_id", True)
-    ]
+    assert [tuple(row.values()) for row in graph.execute_query(learned).records] == [("warehouse.shop.customers.id", "warehouse.shop.notes.customer_id", True)]
     again = run_cli("load", "warehouse", env=env)
     assert "1 files" in again.stdout and "0 new query runs" in again.stdout  # each job counts once
 
 
 @pytest.fixture
 def bigquery_client(bigquery_endpoint: str) -> bigquery.Client:
-    return bigquery.Client(
-        project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint)
-    )
+    return bigquery.Client(project=BIGQUERY_PROJECT, credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=bigquery_endpoint))
 
 
 def test_bigquery_keys_nested_fields_and_table_level_refresh(bigquery_client: bigquery.Client, graph: Driver) -> None:
@@ -151,9 +149,12 @@ def test_bigquery_keys_nested_fields_and_table_level_refresh(bigquery_client: bi
     writer.apply(connector.snapshot("service"))
     db = BIGQUERY_PROJECT
     assert [row["t"] for row in graph.execute_query(TABLES, db=db).records] == [
-        f"{db}.service.line_notes", f"{db}.service.order_lines", f"{db}.service.recent", f"{db}.service.vehicles",
+        f"{db}.service.line_notes",
+        f"{db}.service.order_lines",
+        f"{db}.service.recent",
+        f"{db}.service.vehicles",
     ]
-    assert [tuple(row.values())[:2] + (row["ordinal"],) for row in graph.execute_query(KEYS).records] == [
+    assert [(*tuple(row.values())[:2], row["ordinal"]) for row in graph.execute_query(KEYS).records] == [
         (f"{db}.service.line_notes.order_id", f"{db}.service.order_lines.order_id", 0),
         (f"{db}.service.line_notes.line", f"{db}.service.order_lines.line", 1),
         (f"{db}.service.line_notes.vin", f"{db}.service.vehicles.vin", 0),
@@ -194,7 +195,10 @@ def test_a_dropped_schema_goes_and_another_database_is_never_touched(neo4j_servi
     beta.sync_all()
     schemas = "MATCH (d:Database)-[:HAS_SCHEMA]->(s:Schema) RETURN s.id AS id ORDER BY id"
     assert [row["id"] for row in graph.execute_query(schemas).records] == [
-        "alpha.shop", "alpha.staging", "beta.shop", "beta.staging",
+        "alpha.shop",
+        "alpha.staging",
+        "beta.shop",
+        "beta.staging",
     ]
     with duckdb.connect(str(tmp_path / "alpha.duckdb")) as con:
         con.execute("DROP SCHEMA staging CASCADE")

@@ -61,8 +61,7 @@ def test_task_messages_naming_files_outside_their_folder_are_refused(live: Live,
         result: AsyncResult
         result.get(timeout=60, propagate=False)
         outcomes.append((name, args, result.state, str(result.result)))
-    print(f"\n{len(outcomes)} escaping file parameters sent as task messages: "
-          f"{sum(state == 'FAILURE' for _, _, state, _ in outcomes)} refused")
+    print(f"\n{len(outcomes)} escaping file parameters sent as task messages: {sum(state == 'FAILURE' for _, _, state, _ in outcomes)} refused")
     for name, args, state, reason in outcomes:
         assert state == "FAILURE" and "refused path" in reason, (name, args, state, reason)
     assert live.search("secretword") == []

@@ -70,8 +70,10 @@ def test_a_worker_killed_mid_burst_loses_nothing(neo4j_service: Neo4jService, dr
         caught_up = time.monotonic() - began
         live.stop(live.watcher)
         documents, differences = differences_from_files(driver, live.settings())
-    print(f"\n{BURST} file events, worker SIGKILLed after {BURST * 2 // 5 + 1}: {before_reconcile} documents before the "
-          f"reconcile ({caught_up:.1f} s from the first event), {documents} after, {differences} differences")
+    print(
+        f"\n{BURST} file events, worker SIGKILLed after {BURST * 2 // 5 + 1}: {before_reconcile} documents before the "
+        f"reconcile ({caught_up:.1f} s from the first event), {documents} after, {differences} differences"
+    )
     assert (documents, differences) == (BURST, 0)
 
 
@@ -110,8 +112,10 @@ def test_redis_restarted_under_lakegraph_up(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
-    print(f"\nRedis restarted under `lakegraph up` during 400 events: {through_retries} documents before the reconcile, "
-          f"{documents} after, {differences} differences")
+    print(
+        f"\nRedis restarted under `lakegraph up` during 400 events: {through_retries} documents before the reconcile, "
+        f"{documents} after, {differences} differences"
+    )
     assert (documents, differences) == (400, 0)
 
 
@@ -142,8 +146,10 @@ def test_neo4j_restarted_while_writes_are_in_flight(own_neo4j: tuple, redis_serv
         caught_up = time.monotonic() - began
         live.stop(live.watcher)
         documents, differences = differences_from_files(own_driver, live.settings())
-    print(f"\nNeo4j down for events 101-200 of 300: {before_reconcile} documents through retries alone "
-          f"({caught_up:.1f} s after the last event), {documents} after the reconcile, {differences} differences")
+    print(
+        f"\nNeo4j down for events 101-200 of 300: {before_reconcile} documents through retries alone "
+        f"({caught_up:.1f} s after the last event), {documents} after the reconcile, {differences} differences"
+    )
     assert (documents, differences) == (300, 0)
 
 
@@ -170,9 +176,10 @@ def test_events_dropped_on_the_way_are_repaired_within_one_reconcile_interval(
     interval = str(RECONCILE_INTERVAL)
     with live_stack(neo4j_service, driver, redis_service, tmp_path, LAKEGRAPH_DOCUMENTS__RECONCILE_INTERVAL=interval) as live:
         beat = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "beat", "--loglevel", "warning",
-             "--schedule", str(tmp_path / "beat-schedule")],
-            env=live.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "beat", "--loglevel", "warning", "--schedule", str(tmp_path / "beat-schedule")],
+            env=live.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             for index in range(200):
@@ -204,9 +211,11 @@ def test_events_dropped_on_the_way_are_repaired_within_one_reconcile_interval(
         live.stop(live.watcher)
         documents, differences = differences_from_files(driver, live.settings())
     began = repair["started_at"] - lost_wall
-    print(f"\n{dropped} task messages dropped from the broker: beat's reconcile began {began:.1f} s after the loss "
-          f"(interval {RECONCILE_INTERVAL} s), repaired {sum(repair['outcomes'].values())} files in {repair['seconds']:.1f} s; "
-          f"graph equal to the files {repaired:.1f} s after the loss; {documents} documents, {differences} differences")
+    print(
+        f"\n{dropped} task messages dropped from the broker: beat's reconcile began {began:.1f} s after the loss "
+        f"(interval {RECONCILE_INTERVAL} s), repaired {sum(repair['outcomes'].values())} files in {repair['seconds']:.1f} s; "
+        f"graph equal to the files {repaired:.1f} s after the loss; {documents} documents, {differences} differences"
+    )
     assert began <= RECONCILE_INTERVAL
     assert repair["outcomes"] == {"written": 150, "deleted": 50}  # the first reconcile after the loss repaired all of it
     assert (documents, differences) == (250, 0)
@@ -227,8 +236,9 @@ def test_work_failing_while_neo4j_is_down_is_held_counted_and_moved_to_the_graph
     into the graph by the periodic task once Neo4j is back."""
     settings, service, own_driver = own_neo4j
     with live_stack(service, own_driver, redis_service, tmp_path) as live:
-        serve = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=live.env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        serve = subprocess.Popen(
+            [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=live.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         try:
             base = serve.stdout.readline().split()[1].removesuffix("/mcp")
             token = (Path(live.env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
@@ -247,8 +257,10 @@ def test_work_failing_while_neo4j_is_down_is_held_counted_and_moved_to_the_graph
         finally:
             serve.terminate()
             serve.wait(timeout=20)
-    print(f"\nfailure while Neo4j was down: held in Redis, /metrics held={held_while_down:.0f}; moved {moved} to the graph "
-          f"once it was back; /metrics after: held={after[0]:.0f}, failed={after[1]:.0f}")
+    print(
+        f"\nfailure while Neo4j was down: held in Redis, /metrics held={held_while_down:.0f}; moved {moved} to the graph "
+        f"once it was back; /metrics after: held={after[0]:.0f}, failed={after[1]:.0f}"
+    )
     assert held_while_down == 1 and "(held)" in listed.stdout and "OutsideFolder" in listed.stdout
     assert "1 recorded problem(s), 1 held" in listed.stdout and listed.returncode != 0  # listed, then the graph error
     assert moved == 1 and problem.kind == "failed" and problem.args == ["lib", "../outside.md"]

@@ -41,7 +41,9 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=5000, suppress_health_check=[Hea
 TRIED: Counter[str] = Counter()
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]  # --full: 1,000 examples per target
 REFUSED: Counter[str] = Counter()
-SCHEMA = SchemaIndex({"proj": {"shop": {"orders": {"id": "INT64", "customer_id": "INT64"}, "customers": {"id": "INT64", "name": "STRING"}}}}, default_catalog="proj")
+SCHEMA = SchemaIndex(
+    {"proj": {"shop": {"orders": {"id": "INT64", "customer_id": "INT64"}, "customers": {"id": "INT64", "name": "STRING"}}}}, default_catalog="proj"
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -62,11 +64,48 @@ def document(relpath: str, data: bytes) -> None:
     assert prepared.uri.startswith("lib/")
 
 
-MARKDOWN_PIECES = st.sampled_from([
-    "# ", "## ", "###### ", "####### ", "- ", "  - ", "    - ", "1. ", "> ", "```", "~~~", "---\n", "title: x\n", "id: A\n",
-    "[a](b.md)", "[a](../../../../x.md#y)", "[a]: c.md", "![i](p.png)", "<a href='z.md#q'>", "<!--", "-->", "[", "]", "(", ")",
-    "#", "\\", "\n", "\r\n", "\t", "é", "\u202e", "\ufeff", "\x00", "doc://", "doc://#", "http://x", "|a|b|\n|-|-|\n",
-])
+MARKDOWN_PIECES = st.sampled_from(
+    [
+        "# ",
+        "## ",
+        "###### ",
+        "####### ",
+        "- ",
+        "  - ",
+        "    - ",
+        "1. ",
+        "> ",
+        "```",
+        "~~~",
+        "---\n",
+        "title: x\n",
+        "id: A\n",
+        "[a](b.md)",
+        "[a](../../../../x.md#y)",
+        "[a]: c.md",
+        "![i](p.png)",
+        "<a href='z.md#q'>",
+        "<!--",
+        "-->",
+        "[",
+        "]",
+        "(",
+        ")",
+        "#",
+        "\\",
+        "\n",
+        "\r\n",
+        "\t",
+        "é",
+        "\u202e",
+        "\ufeff",
+        "\x00",
+        "doc://",
+        "doc://#",
+        "http://x",
+        "|a|b|\n|-|-|\n",
+    ]
+)
 
 
 @FUZZ
@@ -111,15 +150,46 @@ def test_link_resolution_never_escapes_or_crashes(href: str, relpath: str) -> No
 
 
 @FUZZ
-@given(st.one_of(
-    st.binary(max_size=2000),
-    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=40),
-                 lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.sampled_from(
-                     ["protoPayload", "metadata", "jobChange", "job", "jobConfig", "queryConfig", "query", "jobStatus",
-                      "jobState", "after", "timestamp", "resourceName", "authenticationInfo", "principalEmail", "error",
-                      "tableCreation", "tableChange", "tableDeletion", "jobCompletedEvent", "@type"]), inner, max_size=6),
-                 max_leaves=40).map(lambda value: json.dumps(value).encode()),
-))
+@given(
+    st.one_of(
+        st.binary(max_size=2000),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+            lambda inner: (
+                st.lists(inner, max_size=5)
+                | st.dictionaries(
+                    st.sampled_from(
+                        [
+                            "protoPayload",
+                            "metadata",
+                            "jobChange",
+                            "job",
+                            "jobConfig",
+                            "queryConfig",
+                            "query",
+                            "jobStatus",
+                            "jobState",
+                            "after",
+                            "timestamp",
+                            "resourceName",
+                            "authenticationInfo",
+                            "principalEmail",
+                            "error",
+                            "tableCreation",
+                            "tableChange",
+                            "tableDeletion",
+                            "jobCompletedEvent",
+                            "@type",
+                        ]
+                    ),
+                    inner,
+                    max_size=6,
+                )
+            ),
+            max_leaves=40,
+        ).map(lambda value: json.dumps(value).encode()),
+    )
+)
 def test_audit_log_entries(data: bytes) -> None:
     TRIED["audit-log"] += 1
     try:
@@ -130,11 +200,46 @@ def test_audit_log_entries(data: bytes) -> None:
     assert isinstance(event, QueryEvent | TableEvent | Ignored)
 
 
-SQL_PIECES = st.sampled_from([
-    "SELECT ", "FROM ", "shop.orders", "shop.customers", " o", " c", " JOIN ", " LEFT JOIN ", " ON ", "o.customer_id", "c.id",
-    " = ", " AND ", " OR ", " WHERE ", " USING (id)", "(", ")", ",", "*", " UNION ALL ", "WITH x AS ", "`proj.shop.orders`",
-    ";", "--", "/*", "*/", "'", '"', "\\", " GROUP BY 1", "DELETE ", "CREATE TABLE t AS ", "\n", "NULL", "1",
-])
+SQL_PIECES = st.sampled_from(
+    [
+        "SELECT ",
+        "FROM ",
+        "shop.orders",
+        "shop.customers",
+        " o",
+        " c",
+        " JOIN ",
+        " LEFT JOIN ",
+        " ON ",
+        "o.customer_id",
+        "c.id",
+        " = ",
+        " AND ",
+        " OR ",
+        " WHERE ",
+        " USING (id)",
+        "(",
+        ")",
+        ",",
+        "*",
+        " UNION ALL ",
+        "WITH x AS ",
+        "`proj.shop.orders`",
+        ";",
+        "--",
+        "/*",
+        "*/",
+        "'",
+        '"',
+        "\\",
+        " GROUP BY 1",
+        "DELETE ",
+        "CREATE TABLE t AS ",
+        "\n",
+        "NULL",
+        "1",
+    ]
+)
 
 
 @FUZZ

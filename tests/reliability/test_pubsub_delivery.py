@@ -45,11 +45,22 @@ def messages() -> list[bytes]:
 
 
 def test_duplicates_and_redeliveries_under_load_count_exactly_once(
-    neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis,
-    pubsub_host: str, bigquery_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    neo4j_service: Neo4jService,
+    driver: Driver,
+    redis_service: redis_server.LocalRedis,
+    pubsub_host: str,
+    bigquery_endpoint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with audit_stack(
-        neo4j_service, driver, redis_service, pubsub_host, bigquery_endpoint, tmp_path, monkeypatch,
+        neo4j_service,
+        driver,
+        redis_service,
+        pubsub_host,
+        bigquery_endpoint,
+        tmp_path,
+        monkeypatch,
         LAKEGRAPH_WORKER__VISIBILITY_TIMEOUT=str(VISIBILITY),
     ) as stack:
         stack: AuditStack
@@ -71,7 +82,9 @@ def test_duplicates_and_redeliveries_under_load_count_exactly_once(
         published = time.monotonic() - began
         broker = redis_server.client(redis_service.url, 5)
         wait_until(
-            lambda: count(driver, RUNS) == JOBS, 240, f"{JOBS} query runs",
+            lambda: count(driver, RUNS) == JOBS,
+            240,
+            f"{JOBS} query runs",
             why_dead=lambda: f" ({count(driver, RUNS)} runs; tasks queued {broker.llen('celery')}, taken {broker.zcard('unacked_index')})",
         )
         settled = time.monotonic() - began
@@ -80,7 +93,9 @@ def test_duplicates_and_redeliveries_under_load_count_exactly_once(
         recorded = problems.listing(driver, "neo4j")
     poison = [problem for problem in recorded if problem.source == "pubsub"]
     failed = [problem for problem in recorded if problem.kind == "failed"]
-    print(f"\n{len(batch)} messages ({JOBS} jobs each published twice, {POISON} poison) in {published:.1f} s, subscriber and "
-          f"worker SIGKILLed mid-stream: {runs} runs, {executions} join executions, {len(poison)} poison recorded, "
-          f"{len(failed)} parked failures; all counted {settled:.1f} s after the first message")
+    print(
+        f"\n{len(batch)} messages ({JOBS} jobs each published twice, {POISON} poison) in {published:.1f} s, subscriber and "
+        f"worker SIGKILLed mid-stream: {runs} runs, {executions} join executions, {len(poison)} poison recorded, "
+        f"{len(failed)} parked failures; all counted {settled:.1f} s after the first message"
+    )
     assert (runs, executions, len(poison), len(failed)) == (JOBS, JOBS, POISON, 0)

@@ -36,9 +36,14 @@ PROJECT = "lakegraph-demo"
 RUNS = "MATCH (r:QueryRun) RETURN count(r) AS n"
 FAILED = "MATCH (p:Problem {kind: 'failed'}) RETURN count(p) AS n"
 ROLES = (  # (role, a piece of its command line), first match wins
-    ("neo4j", "CommunityEntryPoint"), ("redis", "redis-server"), ("worker", "celery -A worker.celery_app worker"),
-    ("beat", "celery -A worker.celery_app:beat_app beat"), ("watch", "-m worker.watch"), ("subscribe", "worker.cli subscribe"),
-    ("serve", "worker.cli serve"), ("supervisor", "lakegraph demo"),
+    ("neo4j", "CommunityEntryPoint"),
+    ("redis", "redis-server"),
+    ("worker", "celery -A worker.celery_app worker"),
+    ("beat", "celery -A worker.celery_app:beat_app beat"),
+    ("watch", "-m worker.watch"),
+    ("subscribe", "worker.cli subscribe"),
+    ("serve", "worker.cli serve"),
+    ("supervisor", "lakegraph demo"),
 )
 PYTHON_ROLES = ("worker", "beat", "watch", "subscribe", "serve", "supervisor")
 
@@ -163,8 +168,11 @@ def soak_demo(pubsub_host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     subscriber.create_subscription(name=subscriber.subscription_path(PROJECT, "soak-audit-sub"), topic=topic)
     subscriber.close()
     demo = start_demo(
-        tmp_path / "lakegraph-demo", free_port(), LAKEGRAPH_PUBSUB__PROJECT=PROJECT,
-        LAKEGRAPH_PUBSUB__SUBSCRIPTION="soak-audit-sub", LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host,
+        tmp_path / "lakegraph-demo",
+        free_port(),
+        LAKEGRAPH_PUBSUB__PROJECT=PROJECT,
+        LAKEGRAPH_PUBSUB__SUBSCRIPTION="soak-audit-sub",
+        LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host,
     )
     try:
         yield demo
@@ -216,8 +224,9 @@ def test_soak(soak_demo: Demo, full: bool) -> None:
             f"edit → searchable p50 {_p(lags, 50) * 1000:.0f} ms, p95 {_p(lags, 95) * 1000:.0f} ms"
         )
         report.append("        RSS MB: " + ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(mean_rss.items())))
-    report.append(f"  errors: {dict(soak.errors) or 0}; audit events counted {runs_after - runs_before} of {len(futures)}; "
-                  f"parked failures {failed_after - failed_before}")
+    report.append(
+        f"  errors: {dict(soak.errors) or 0}; audit events counted {runs_after - runs_before} of {len(futures)}; parked failures {failed_after - failed_before}"
+    )
     print("\n".join(report))
 
     assert dict(soak.errors) == {}

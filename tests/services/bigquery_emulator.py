@@ -53,9 +53,24 @@ def start(workdir: Path, cache_dir: Path, project: str) -> tuple[ServiceProcess,
     env = {**os.environ, "HOME": str(workdir)}  # DuckDB keeps its extension folder under HOME
     service = spawn(
         "BigQuery emulator",
-        [str(python), str(LAUNCHER), "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--grpc-port", str(grpc_port), "--project", project, "--data-dir", str(data)],
-        workdir / "bigquery-emulator.log", env=env, cwd=workdir,
+        [
+            str(python),
+            str(LAUNCHER),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--grpc-port",
+            str(grpc_port),
+            "--project",
+            project,
+            "--data-dir",
+            str(data),
+        ],
+        workdir / "bigquery-emulator.log",
+        env=env,
+        cwd=workdir,
     )
     endpoint = f"http://127.0.0.1:{port}"
     service.wait_ready(lambda: _answers(endpoint, project), READY_TIMEOUT)

@@ -19,7 +19,9 @@ class ServiceProcess:
 
     def wait_ready(self, ready, timeout: float) -> None:
         wait_until(
-            ready, timeout, self.name,
+            ready,
+            timeout,
+            self.name,
             alive=lambda: self.process.poll() is None,
             why_dead=lambda: f":\n{tail(self.log, 15)}",
         )
@@ -34,7 +36,12 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str] | None = No
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as handle:
         process = subprocess.Popen(
-            argv, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+            argv,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
             start_new_session=True,
         )
     return ServiceProcess(name, process, log)

@@ -22,18 +22,14 @@ def emulator_script() -> Path:
     roots = list(SDK_FALLBACKS)
     gcloud = shutil.which("gcloud")
     if gcloud:
-        found = subprocess.run(
-            [gcloud, "info", "--format=value(installation.sdk_root)"], capture_output=True, text=True
-        ).stdout.strip()
+        found = subprocess.run([gcloud, "info", "--format=value(installation.sdk_root)"], capture_output=True, text=True).stdout.strip()
         if found:
             roots.insert(0, Path(found))
     for root in roots:
         script = root / "platform" / "pubsub-emulator" / "bin" / "cloud-pubsub-emulator"
         if script.exists():
             return script
-    raise LakegraphError(
-        "Google's Pub/Sub emulator was not found: install the gcloud CLI with its pubsub-emulator component"
-    )
+    raise LakegraphError("Google's Pub/Sub emulator was not found: install the gcloud CLI with its pubsub-emulator component")
 
 
 def start(workdir: Path) -> tuple[ServiceProcess, str]:

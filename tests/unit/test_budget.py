@@ -67,9 +67,21 @@ def test_a_cursor_is_for_the_call_that_gave_it() -> None:
 
 def test_a_cursor_resumes_after_its_last_row_when_rows_move_and_refuses_when_it_is_gone() -> None:
     rows = [("items", {"uri": str(i), "n": i}) for i in range(10)]
-    cursor = encode_cursor(4, rows, CALL)
+    cursor = encode_cursor(4, rows[3], CALL)
     assert decode_cursor(cursor, rows, CALL) == 4
     assert decode_cursor(cursor, [("items", {"uri": "new", "n": -1}), *rows], CALL) == 5  # a row arrived before: nothing repeats
     assert decode_cursor(cursor, rows[1:], CALL) == 3  # a row before went: nothing is skipped
     with pytest.raises(ShapeError, match="changed since"):
         decode_cursor(cursor, rows[:3] + rows[4:], CALL)
+
+
+def test_a_snapshot_serves_its_own_call_until_newer_ones_push_it_out() -> None:
+    from shapes.snapshots import KEPT, Snapshots
+
+    kept = Snapshots()
+    first = kept.keep("call-a", ["whole"])
+    assert kept.get(first, "call-a") == ["whole"] and kept.get(first, "call-b") is None
+    second = kept.keep("call-a", ["again"])
+    for index in range(KEPT - 1):
+        kept.keep(f"call-{index}", [index])
+    assert kept.get(first, "call-a") is None and kept.get(second, "call-a") == ["again"]

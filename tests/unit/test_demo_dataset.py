@@ -32,10 +32,13 @@ def test_planted_truths_hold_in_the_data(tmp_path: Path) -> None:
         field = {row[0] for row in con.execute("SELECT DISTINCT fault_code FROM service.work_orders").fetchall()}
         assert set(manifest.undocumented_codes) <= field
         revised = manifest.revised_part
-        rates = dict(con.execute(
-            "SELECT wp.part_no, AVG(CASE WHEN w.is_comeback THEN 1.0 ELSE 0 END) FROM service.work_orders w "
-            "JOIN service.work_order_parts wp USING (wo_id) WHERE w.fault_code = ? GROUP BY 1", [revised["fault_code"]],
-        ).fetchall())
+        rates = dict(
+            con.execute(
+                "SELECT wp.part_no, AVG(CASE WHEN w.is_comeback THEN 1.0 ELSE 0 END) FROM service.work_orders w "
+                "JOIN service.work_order_parts wp USING (wo_id) WHERE w.fault_code = ? GROUP BY 1",
+                [revised["fault_code"]],
+            ).fetchall()
+        )
         assert set(rates) == {revised["old_part"], revised["new_part"]}
     entries = [json.loads(line) for line in (tmp_path / "audit-logs" / "analyst-queries.ndjson").read_text().splitlines()]
     assert len(entries) == 10 and all(entry["protoPayload"]["metadata"]["jobChange"]["after"] == "DONE" for entry in entries)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.documents.slugs import heading_slug, name_slug
 from worker.documents.rules import DocumentRules
+from worker.documents.slugs import heading_slug, name_slug
 from worker.documents.source import Skipped, build
 
 RULES = DocumentRules.defaults()
@@ -15,7 +15,12 @@ def test_github_slugs_and_duplicates_make_unique_heading_paths() -> None:
     record = build("lib", "Bulletins/TSB 21-114.md", b"# Cause\n## Coil failure\n# Fix\n## Steps\n# Fix\n## Steps\n", RULES)
     assert record.uri == "lib/bulletins/tsb-21-114"
     assert [section.path for section in record.sections] == [
-        "cause", "cause/coil-failure", "fix", "fix/steps", "fix-1", "fix-1/steps-1",
+        "cause",
+        "cause/coil-failure",
+        "fix",
+        "fix/steps",
+        "fix-1",
+        "fix-1/steps-1",
     ]
     assert [section.parent for section in record.sections] == [None, "cause", None, "fix", None, "fix-1"]
     assert [section.position for section in record.sections] == list(range(6))

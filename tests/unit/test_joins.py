@@ -11,15 +11,17 @@ from tests.helpers import assert_one_line_error, run_cli
 from worker.warehouse.joins import SchemaIndex, extract, fingerprint
 from worker.warehouse.query_log import Execution, absorb
 
-SCHEMA = SchemaIndex({
-    "shop": {
-        "customers": {"id": "INT64", "region": "STRING"},
-        "orders": {"id": "INT64", "customer_id": "INT64", "order_id": "INT64"},
-        "items": {"order_id": "INT64", "sku": "STRING", "line": "INT64"},
-        "parts": {"sku": "STRING", "line": "INT64"},
-        "employees": {"id": "INT64", "manager_id": "INT64"},
+SCHEMA = SchemaIndex(
+    {
+        "shop": {
+            "customers": {"id": "INT64", "region": "STRING"},
+            "orders": {"id": "INT64", "customer_id": "INT64", "order_id": "INT64"},
+            "items": {"order_id": "INT64", "sku": "STRING", "line": "INT64"},
+            "parts": {"sku": "STRING", "line": "INT64"},
+            "employees": {"id": "INT64", "manager_id": "INT64"},
+        }
     }
-})
+)
 ORDERS_CUSTOMERS = {("shop.customers.id", "shop.orders.customer_id")}
 
 
@@ -35,27 +37,52 @@ def pairs(sql: str, schema: SchemaIndex = SCHEMA) -> set[tuple[str, str]]:
         ("aliases", "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id", ORDERS_CUSTOMERS),
         ("reversed sides", "SELECT * FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id", ORDERS_CUSTOMERS),
         ("unaliased, backticked", "SELECT * FROM `shop.orders` JOIN `shop`.`customers` ON orders.customer_id = customers.id", ORDERS_CUSTOMERS),
-        ("unqualified columns", "SELECT * FROM shop.orders JOIN shop.customers ON customer_id = region", {("shop.customers.region", "shop.orders.customer_id")}),
+        (
+            "unqualified columns",
+            "SELECT * FROM shop.orders JOIN shop.customers ON customer_id = region",
+            {("shop.customers.region", "shop.orders.customer_id")},
+        ),
         ("USING", "SELECT * FROM shop.orders JOIN shop.items USING (order_id)", {("shop.items.order_id", "shop.orders.order_id")}),
         ("comma join with WHERE", "SELECT * FROM shop.orders o, shop.customers c WHERE o.customer_id = c.id AND c.region = 'EU'", ORDERS_CUSTOMERS),
-        ("composite ON a AND b", "SELECT * FROM shop.items i JOIN shop.parts p ON i.sku = p.sku AND i.line = p.line",
-         {("shop.items.sku", "shop.parts.sku"), ("shop.items.line", "shop.parts.line")}),
+        (
+            "composite ON a AND b",
+            "SELECT * FROM shop.items i JOIN shop.parts p ON i.sku = p.sku AND i.line = p.line",
+            {("shop.items.sku", "shop.parts.sku"), ("shop.items.line", "shop.parts.line")},
+        ),
         ("CTE", "WITH c AS (SELECT id AS cid FROM shop.customers) SELECT * FROM shop.orders o JOIN c ON o.customer_id = c.cid", ORDERS_CUSTOMERS),
-        ("CTE of a CTE", "WITH a AS (SELECT id FROM shop.customers), b AS (SELECT id AS k FROM a) "
-         "SELECT * FROM shop.orders o JOIN b ON b.k = o.customer_id", ORDERS_CUSTOMERS),
+        (
+            "CTE of a CTE",
+            "WITH a AS (SELECT id FROM shop.customers), b AS (SELECT id AS k FROM a) SELECT * FROM shop.orders o JOIN b ON b.k = o.customer_id",
+            ORDERS_CUSTOMERS,
+        ),
         ("CTE built with SELECT *", "WITH c AS (SELECT * FROM shop.customers) SELECT * FROM shop.orders o JOIN c ON o.customer_id = c.id", ORDERS_CUSTOMERS),
         ("derived table", "SELECT * FROM shop.orders o JOIN (SELECT id AS k FROM shop.customers) d ON d.k = o.customer_id", ORDERS_CUSTOMERS),
-        ("subquery", "SELECT * FROM shop.orders o WHERE o.customer_id IN "
-         "(SELECT c.id FROM shop.customers c JOIN shop.orders o2 ON o2.customer_id = c.id)", ORDERS_CUSTOMERS),
-        ("UNION branches", "SELECT * FROM shop.orders o JOIN (SELECT id FROM shop.customers UNION ALL SELECT id FROM shop.employees) u "
-         "ON u.id = o.customer_id", {("shop.customers.id", "shop.orders.customer_id"), ("shop.employees.id", "shop.orders.customer_id")}),
-        ("joins inside UNION branches", "SELECT o.id FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id "
-         "UNION ALL SELECT i.line FROM shop.items i JOIN shop.parts p ON i.sku = p.sku",
-         {("shop.customers.id", "shop.orders.customer_id"), ("shop.items.sku", "shop.parts.sku")}),
-        ("LEFT JOIN and casts", "SELECT * FROM shop.orders o LEFT JOIN (SELECT CAST(id AS INT64) AS k FROM shop.customers) c ON c.k = o.customer_id",
-         ORDERS_CUSTOMERS),
-        ("INSERT ... SELECT", "INSERT INTO shop.parts SELECT i.sku, i.line FROM shop.items i JOIN shop.orders o ON o.order_id = i.order_id",
-         {("shop.items.order_id", "shop.orders.order_id")}),
+        (
+            "subquery",
+            "SELECT * FROM shop.orders o WHERE o.customer_id IN (SELECT c.id FROM shop.customers c JOIN shop.orders o2 ON o2.customer_id = c.id)",
+            ORDERS_CUSTOMERS,
+        ),
+        (
+            "UNION branches",
+            "SELECT * FROM shop.orders o JOIN (SELECT id FROM shop.customers UNION ALL SELECT id FROM shop.employees) u ON u.id = o.customer_id",
+            {("shop.customers.id", "shop.orders.customer_id"), ("shop.employees.id", "shop.orders.customer_id")},
+        ),
+        (
+            "joins inside UNION branches",
+            "SELECT o.id FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id "
+            "UNION ALL SELECT i.line FROM shop.items i JOIN shop.parts p ON i.sku = p.sku",
+            {("shop.customers.id", "shop.orders.customer_id"), ("shop.items.sku", "shop.parts.sku")},
+        ),
+        (
+            "LEFT JOIN and casts",
+            "SELECT * FROM shop.orders o LEFT JOIN (SELECT CAST(id AS INT64) AS k FROM shop.customers) c ON c.k = o.customer_id",
+            ORDERS_CUSTOMERS,
+        ),
+        (
+            "INSERT ... SELECT",
+            "INSERT INTO shop.parts SELECT i.sku, i.line FROM shop.items i JOIN shop.orders o ON o.order_id = i.order_id",
+            {("shop.items.order_id", "shop.orders.order_id")},
+        ),
     ],
 )
 def test_join_shapes(shape: str, sql: str, expected: set[tuple[str, str]]) -> None:
@@ -67,9 +94,7 @@ def test_self_join_is_kept_and_flagged() -> None:
     [pair] = result.pairs
     assert (str(pair.left), str(pair.right), pair.self_join) == ("shop.employees.id", "shop.employees.manager_id", True)
     same_column = extract("SELECT * FROM shop.orders a JOIN shop.orders b ON a.customer_id = b.customer_id", "bigquery", SCHEMA)
-    assert [(str(p.left), str(p.right), p.self_join) for p in same_column.pairs] == [
-        ("shop.orders.customer_id", "shop.orders.customer_id", True)
-    ]
+    assert [(str(p.left), str(p.right), p.self_join) for p in same_column.pairs] == [("shop.orders.customer_id", "shop.orders.customer_id", True)]
 
 
 @pytest.mark.parametrize(
@@ -138,12 +163,17 @@ def test_absorbing_counts_queries_executions_users_and_duplicates_once() -> None
 
 def test_joins_extract_command(tmp_path: Path) -> None:
     queries = tmp_path / "queries.jsonl"
-    queries.write_text("\n".join([
-        json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id"}),
-        json.dumps({"id": "2", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE o.id = 7"}),
-        json.dumps({"id": "3", "sql": "SELECT * FROM shop.items JOIN shop.orders USING (order_id)", "dialect": "duckdb"}),
-        "{broken json",
-    ]) + "\n")
+    queries.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "1", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id"}),
+                json.dumps({"id": "2", "sql": "SELECT * FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE o.id = 7"}),
+                json.dumps({"id": "3", "sql": "SELECT * FROM shop.items JOIN shop.orders USING (order_id)", "dialect": "duckdb"}),
+                "{broken json",
+            ]
+        )
+        + "\n"
+    )
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA.mapping))
     result = run_cli("extract-joins", "--queries", str(queries), "--dialect", "bigquery", "--schema", str(schema), "--json")
@@ -198,11 +228,13 @@ def test_a_column_missing_from_the_schema_does_not_lose_the_query() -> None:
     assert pairs(sql) == ORDERS_CUSTOMERS
 
 
-FLIGHTS = SchemaIndex({
-    "airlines": {"uid": "INT", "Airline": "TEXT", "Country": "TEXT"},
-    "flights": {"Airline": "INT", "FlightNo": "INT", "SourceAirport": "TEXT"},
-    "airports": {"AirportCode": "TEXT", "City": "TEXT"},
-})
+FLIGHTS = SchemaIndex(
+    {
+        "airlines": {"uid": "INT", "Airline": "TEXT", "Country": "TEXT"},
+        "flights": {"Airline": "INT", "FlightNo": "INT", "SourceAirport": "TEXT"},
+        "airports": {"AirportCode": "TEXT", "City": "TEXT"},
+    }
+)
 DIALECTS = ["sqlite", "mysql", "bigquery", "duckdb", "postgres", "snowflake"]
 QUOTED_STRING_DIALECTS = ["sqlite", "mysql", "bigquery"]  # where "text" may be a string
 
@@ -250,9 +282,7 @@ def test_a_real_self_join_through_two_aliases_stays_a_join(dialect: str) -> None
     schema = SchemaIndex({"lineitem": {"l_orderkey": "INT", "l_suppkey": "INT"}})
     sql = "SELECT * FROM lineitem l1 JOIN lineitem l2 ON l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey"
     pairs_found, unresolved = found(sql, dialect, schema)  # Snowflake normalizes names to upper case
-    assert {(left.lower(), right.lower(), self_join) for left, right, self_join in pairs_found} == {
-        ("lineitem.l_orderkey", "lineitem.l_orderkey", True)
-    }
+    assert {(left.lower(), right.lower(), self_join) for left, right, self_join in pairs_found} == {("lineitem.l_orderkey", "lineitem.l_orderkey", True)}
     assert unresolved == set()
 
 

@@ -18,8 +18,19 @@ def one_by_one(library: Library) -> list[str]:
 
 
 def test_walk_keeps_what_the_watcher_keeps(tmp_path: Path) -> None:
-    names = ["a.md", "B.MD", "c.markdown", "d.txt", ".hidden.md", "sub/e.md", "sub/.git/f.md", ".cache/g.md",
-             "sub/deeper/h.md", "sub/deeper/i.md.swp", *(f"sub/{name}" for name in NOISE)]
+    names = [
+        "a.md",
+        "B.MD",
+        "c.markdown",
+        "d.txt",
+        ".hidden.md",
+        "sub/e.md",
+        "sub/.git/f.md",
+        ".cache/g.md",
+        "sub/deeper/h.md",
+        "sub/deeper/i.md.swp",
+        *(f"sub/{name}" for name in NOISE),
+    ]
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("# x\n")

@@ -44,7 +44,10 @@ def test_front_matter_and_headings_in_reading_order() -> None:
     parsed = parse(DOC)
     assert parsed.front_matter == {"title": "Ignition coil bulletin", "id": "TSB-21-114"}
     assert [(block.level, block.title) for block in parsed.headings] == [
-        (1, "Cause"), (2, "Coil failure"), (1, "Setext one"), (2, "Setext two"),
+        (1, "Cause"),
+        (2, "Coil failure"),
+        (1, "Setext one"),
+        (2, "Setext two"),
     ]
     assert parsed.problems == []
 
@@ -64,7 +67,8 @@ def test_links_of_every_kind_and_none_from_code() -> None:
     parsed = parse(DOC)
     preamble, cause, failure, _, setext_two = parsed.blocks
     assert [(link.href, link.kind) for link in preamble.links] == [
-        ("../manuals/engine.md#coil-test", "inline"), ("https://example.com/a", "autolink"),
+        ("../manuals/engine.md#coil-test", "inline"),
+        ("https://example.com/a", "autolink"),
     ]
     assert [(link.href, link.text, link.kind) for link in cause.links] == [
         ("/parts/ignition-coil.md", "the part", "reference"),
@@ -73,7 +77,8 @@ def test_links_of_every_kind_and_none_from_code() -> None:
     ]
     assert failure.links == []
     assert [(link.href, link.kind) for link in setext_two.links] == [
-        ("doc://MAN-1#x", "html"), ("https://bare.example.org/p", "autolink"),
+        ("doc://MAN-1#x", "html"),
+        ("https://bare.example.org/p", "autolink"),
     ]
     assert setext_two.ids == ["explicit", "named"]
 

@@ -19,37 +19,42 @@ SLOWEST_SECONDS = 30  # the 117-page book parses in about 6 s here; a hang would
 
 # relpath: (title, id, sections, links), or the reason it is skipped
 EXPECTED: dict[str, tuple[str, str | None, int, int] | str] = {
-    "001-trivial/minimal-document.pdf": ('Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod', None, 0, 0),
-    "002-trivial-libre-office-writer/002-trivial-libre-office-writer.pdf": ('Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod tempor', None, 0, 0),
-    "003-pdflatex-image/pdflatex-image.pdf": ('Your Chapter', None, 1, 0),
-    "004-pdflatex-4-pages/pdflatex-4-pages.pdf": ('Hello, here is some text without a meaning. This text should show what a printed text', None, 0, 0),
-    "005-libreoffice-writer-password/libreoffice-writer-password.pdf": 'encrypted: needs a password to open',
-    "006-pdflatex-outline/pdflatex-outline.pdf": ('Foo', None, 9, 9),
-    "007-imagemagick-images/imagemagick-ASCII85Decode.pdf": ('imagemagick-ASCII85Decode', None, 0, 0),
-    "007-imagemagick-images/imagemagick-CCITTFaxDecode.pdf": ('imagemagick-CCITTFaxDecode', None, 0, 0),
-    "007-imagemagick-images/imagemagick-images.pdf": ('imagemagick-images', None, 0, 0),
-    "007-imagemagick-images/imagemagick-lzw.pdf": ('imagemagick-lzw', None, 0, 0),
-    "008-reportlab-inline-image/inline-image.pdf": ('Test', None, 0, 0),
-    "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf": ('Geometrie und Topologie', None, 35, 487),
-    "010-pdflatex-forms/pdflatex-forms.pdf": ('Name', None, 0, 0),
-    "011-google-doc-document/google-doc-document.pdf": ('PDF Example Document', None, 0, 0),
-    "012-libreoffice-form/libreoffice-form.pdf": ('Example for a Form', None, 0, 0),
-    "013-reportlab-overlay/reportlab-overlay.pdf": ('Name: Foo Bar', None, 0, 0),
-    "014-outlines/mistitled_outlines_example.pdf": ('First', None, 27, 9),
-    "015-arabic/habibi-oneline-cmap.pdf": ('habibi', None, 0, 0),
-    "015-arabic/habibi-rotated.pdf": ('habibi-rotated', None, 0, 0),
-    "015-arabic/habibi.pdf": ('habibi', None, 0, 0),
-    "016-libre-office-link/libre-office-link.pdf": ('This is a link to an awesome blog.', None, 0, 1),
-    "017-unreadable-meta-data/unreadablemetadata.pdf": 'unreadable PDF: Invalid object in /Pages',
-    "018-base64-image/base64image.pdf": ('Produced with a Trial Version of PDF Annotator - www.PDFAnnotator.com', None, 0, 0),
-    "019-grayscale-image/grayscale-image.pdf": ('grayscale-image', None, 0, 0),
-    "020-xmp/output_with_metadata_pymupdf.pdf": ('Sample PDF with XMP Metadata', None, 0, 0),
-    "021-pdfa/crazyones-pdfa.pdf": ('The Crazy Ones', None, 0, 0),
-    "022-pdfkit/pdfkit.pdf": ('Header', None, 0, 0),
-    "023-cmyk-image/cmyk-image.pdf": ('cmyk-image', None, 0, 0),
-    "024-annotations/annotated_pdf.pdf": ('Annotated PDF', None, 0, 0),
-    "025-attachment/with-attachment.pdf": ('Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod', None, 0, 0),
-    "026-latex-multicolumn/multicolumn.pdf": ('Two-Column Document with Lorem Ipsum', None, 0, 0),
+    "001-trivial/minimal-document.pdf": ("Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod", None, 0, 0),
+    "002-trivial-libre-office-writer/002-trivial-libre-office-writer.pdf": (
+        "Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod tempor",
+        None,
+        0,
+        0,
+    ),
+    "003-pdflatex-image/pdflatex-image.pdf": ("Your Chapter", None, 1, 0),
+    "004-pdflatex-4-pages/pdflatex-4-pages.pdf": ("Hello, here is some text without a meaning. This text should show what a printed text", None, 0, 0),
+    "005-libreoffice-writer-password/libreoffice-writer-password.pdf": "encrypted: needs a password to open",
+    "006-pdflatex-outline/pdflatex-outline.pdf": ("Foo", None, 9, 9),
+    "007-imagemagick-images/imagemagick-ASCII85Decode.pdf": ("imagemagick-ASCII85Decode", None, 0, 0),
+    "007-imagemagick-images/imagemagick-CCITTFaxDecode.pdf": ("imagemagick-CCITTFaxDecode", None, 0, 0),
+    "007-imagemagick-images/imagemagick-images.pdf": ("imagemagick-images", None, 0, 0),
+    "007-imagemagick-images/imagemagick-lzw.pdf": ("imagemagick-lzw", None, 0, 0),
+    "008-reportlab-inline-image/inline-image.pdf": ("Test", None, 0, 0),
+    "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf": ("Geometrie und Topologie", None, 35, 487),
+    "010-pdflatex-forms/pdflatex-forms.pdf": ("Name", None, 0, 0),
+    "011-google-doc-document/google-doc-document.pdf": ("PDF Example Document", None, 0, 0),
+    "012-libreoffice-form/libreoffice-form.pdf": ("Example for a Form", None, 0, 0),
+    "013-reportlab-overlay/reportlab-overlay.pdf": ("Name: Foo Bar", None, 0, 0),
+    "014-outlines/mistitled_outlines_example.pdf": ("First", None, 27, 9),
+    "015-arabic/habibi-oneline-cmap.pdf": ("habibi", None, 0, 0),
+    "015-arabic/habibi-rotated.pdf": ("habibi-rotated", None, 0, 0),
+    "015-arabic/habibi.pdf": ("habibi", None, 0, 0),
+    "016-libre-office-link/libre-office-link.pdf": ("This is a link to an awesome blog.", None, 0, 1),
+    "017-unreadable-meta-data/unreadablemetadata.pdf": "unreadable PDF: Invalid object in /Pages",
+    "018-base64-image/base64image.pdf": ("Produced with a Trial Version of PDF Annotator - www.PDFAnnotator.com", None, 0, 0),
+    "019-grayscale-image/grayscale-image.pdf": ("grayscale-image", None, 0, 0),
+    "020-xmp/output_with_metadata_pymupdf.pdf": ("Sample PDF with XMP Metadata", None, 0, 0),
+    "021-pdfa/crazyones-pdfa.pdf": ("The Crazy Ones", None, 0, 0),
+    "022-pdfkit/pdfkit.pdf": ("Header", None, 0, 0),
+    "023-cmyk-image/cmyk-image.pdf": ("cmyk-image", None, 0, 0),
+    "024-annotations/annotated_pdf.pdf": ("Annotated PDF", None, 0, 0),
+    "025-attachment/with-attachment.pdf": ("Lorem ipsum dolor sit amet, consetetur sadipscing elitr, sed diam nonumy eirmod", None, 0, 0),
+    "026-latex-multicolumn/multicolumn.pdf": ("Two-Column Document with Lorem Ipsum", None, 0, 0),
 }
 BOOKMARKED = ("006-pdflatex-outline/pdflatex-outline.pdf", "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf", "014-outlines/mistitled_outlines_example.pdf")
 
@@ -89,6 +94,7 @@ def test_bookmarked_pdfs_yield_their_outline_as_sections(relpath: str) -> None:
     record = sample(relpath)
     outline = _outline_titles(PdfReader(PDF_SAMPLES / relpath).outline)
     assert sorted(section.title for section in record.sections) == sorted(outline)
+
 
 def test_outline_sections_hold_the_text_under_their_headings() -> None:
     relpath = "006-pdflatex-outline/pdflatex-outline.pdf"

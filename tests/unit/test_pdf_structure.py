@@ -9,7 +9,9 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.annotations import Link
 from pypdf.xmp import XmpInformation
 
-from tests.rendered_library import PUBLISHER, build as build_library, pdf as render_pdf
+from tests.rendered_library import PUBLISHER
+from tests.rendered_library import build as build_library
+from tests.rendered_library import pdf as render_pdf
 from worker.demo.pdf import make_pdf
 from worker.documents.parsers import pdf
 from worker.documents.rules import DocumentRules
@@ -52,12 +54,27 @@ def test_numbered_headings_keep_their_number_apart_from_name_and_anchor() -> Non
 
 def test_list_items_table_rows_dates_part_numbers_and_page_numbers_are_not_headings() -> None:
     lines = [
-        "Brake service", "1 Overview", "Steps:", "1 Remove the wheel.", "2 fitted bolts on the hub",
-        "3 12 V 15 A", "4 Wheel", "12.05 Revision", "2201 Brake pad kit", "2 Bleeding", "5 March 2021 Revision B",
-        "Use DOT 4.", "2.1 Bleeder screw", "2.3 Skipped number", "3 Reassembly",
+        "Brake service",
+        "1 Overview",
+        "Steps:",
+        "1 Remove the wheel.",
+        "2 fitted bolts on the hub",
+        "3 12 V 15 A",
+        "4 Wheel",
+        "12.05 Revision",
+        "2201 Brake pad kit",
+        "2 Bleeding",
+        "5 March 2021 Revision B",
+        "Use DOT 4.",
+        "2.1 Bleeder screw",
+        "2.3 Skipped number",
+        "3 Reassembly",
     ]
     assert headings(make_pdf(pages=[lines])) == [
-        (1, "1", "Overview"), (1, "2", "Bleeding"), (2, "2.1", "Bleeder screw"), (1, "3", "Reassembly"),
+        (1, "1", "Overview"),
+        (1, "2", "Bleeding"),
+        (2, "2.1", "Bleeder screw"),
+        (1, "3", "Reassembly"),
     ]
 
 
@@ -86,13 +103,17 @@ def test_a_wrapped_link_is_one_link_in_the_section_above_it_across_a_page_break(
     page_one = ["Coil bulletin", "1 Condition", "Misfire.", "2 Correction", "Text.", "See the coil", "identification section."]
     page_two = ["More correction text.", "And the engine manual.", "3 Parts", "None."]
     coil = {"url": "doc://TSB-20-501#coil-identification"}
-    data = with_links(make_pdf(pages=[page_one, page_two]), [
-        (0, 5, coil), (0, 6, coil),  # one link drawn on two lines
-        (1, 1, {"url": "../manuals/engine.pdf#fuel"}),  # on page 2, still under "2 Correction"
-        (1, 3, {"target_page_index": 0}),  # a jump to the top of page 1
-    ])
+    data = with_links(
+        make_pdf(pages=[page_one, page_two]),
+        [
+            (0, 5, coil),
+            (0, 6, coil),  # one link drawn on two lines
+            (1, 1, {"url": "../manuals/engine.pdf#fuel"}),  # on page 2, still under "2 Correction"
+            (1, 3, {"target_page_index": 0}),  # a jump to the top of page 1
+        ],
+    )
     parsed = pdf.parse(data, RULES.patterns)
-    condition, correction, parts = parsed.headings
+    _condition, correction, parts = parsed.headings
     assert [link.href for link in correction.links] == ["doc://TSB-20-501#coil-identification", "../manuals/engine.pdf#fuel"]
     assert [link.href for link in parts.links] == ["#page=1"]
     assert "page=1" in parsed.preamble.ids and "page=2" in correction.ids
@@ -108,10 +129,11 @@ def test_bookmarks_give_the_tree_and_place_sections_where_they_point() -> None:
     parsed = pdf.parse(data, RULES.patterns)
     assert parsed.front_matter["title"] == "Recall R-22-01"
     assert [(block.level, block.number, block.title) for block in parsed.headings] == [(1, "1", "Scope"), (1, "2", "Remedy"), (2, "2.1", "Parts")]
-    scope, remedy, parts = parsed.headings
+    _scope, remedy, parts = parsed.headings
     assert "Replace coil IC-2201-B." in remedy.text and "Remedy" not in remedy.text and parts.text == "See catalog."
     assert [link.href for block in parsed.blocks for link in block.links] == [
-        "../bulletins/tsb-21-114.md#cause", "https://oem.example/parts",
+        "../bulletins/tsb-21-114.md#cause",
+        "https://oem.example/parts",
     ]
 
 

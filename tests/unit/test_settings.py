@@ -20,7 +20,7 @@ def test_defaults_come_from_the_documented_file(tmp_path: Path, monkeypatch: pyt
     assert settings.neo4j.uri == ""
     assert settings.warehouse.engine == "duckdb"
     assert settings.duckdb_file == tmp_path / ".lakegraph" / "warehouse.duckdb"
-    assert "state_dir = \".lakegraph\"" in DEFAULTS_FILE.read_text()
+    assert 'state_dir = ".lakegraph"' in DEFAULTS_FILE.read_text()
 
 
 def test_user_file_then_environment_override_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,7 +40,7 @@ def test_user_file_then_environment_override_defaults(tmp_path: Path, monkeypatc
 
 
 def test_local_lakegraph_toml_is_picked_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "lakegraph.toml").write_text('[worker]\nconcurrency = 3\n')
+    (tmp_path / "lakegraph.toml").write_text("[worker]\nconcurrency = 3\n")
     monkeypatch.chdir(tmp_path)
     assert load_settings().worker.concurrency == 3
 
@@ -114,7 +114,6 @@ def test_config_command_prints_effective_settings_masked(tmp_path: Path) -> None
 def test_config_command_refuses_an_unknown_key_in_one_line(tmp_path: Path) -> None:
     result = run_cli("config", env=clean_env(LAKEGRAPH_NEO4J__URII="x"), cwd=tmp_path)
     assert_one_line_error(result, "LAKEGRAPH_NEO4J__URII")
-
 
 
 def test_the_celery_configuration_follows_the_worker_settings() -> None:

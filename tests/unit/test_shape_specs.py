@@ -59,9 +59,7 @@ def test_the_cli_command_takes_the_spec_parameters(spec: ShapeSpec) -> None:
 def test_the_mcp_tool_schema_is_the_spec_model(spec: ShapeSpec) -> None:
     properties, required = model_schema(spec)
     tool = MCP[spec.name]
-    assert {name: value for name, value in tool["properties"].items() if name != "format"} == {
-        name: value for name, value in properties.items()
-    }
+    assert {name: value for name, value in tool["properties"].items() if name != "format"} == dict(properties.items())
     assert sorted(tool.get("required", [])) == sorted(required)
 
 

@@ -62,9 +62,12 @@ def test_new_documents_find_their_theme_or_form_one() -> None:
 
 
 def test_the_frontier_is_the_ends_of_changed_links_only() -> None:
-    links = TWO + [("a1", "b3")]
+    links = [*TWO, ("a1", "b3")]
     graph = DocumentGraph(
-        graph_of(links).documents, graph_of(links).edges, {}, graph_of(links).directed,
+        graph_of(links).documents,
+        graph_of(links).edges,
+        {},
+        graph_of(links).directed,
         {"a1": LinkChange("new", {f"a{i}": 1 for i in range(6) if i != 1} | {"b4": 1}), "a2": LinkChange("same", {f"a{i}": 1 for i in range(6) if i != 2})},
     )
     assert graph.frontier == {"a1", "b3", "b4"}  # a1 swapped b4 for b3; a2's signature moved, its document links did not

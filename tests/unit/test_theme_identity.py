@@ -41,7 +41,8 @@ def test_ids_do_not_depend_on_the_order_communities_and_themes_arrive_in() -> No
 def test_split_merge_dissolve_grow_and_moves() -> None:
     before = {"T1": members("a", "b", "c", "d"), "T2": members("e", "f"), "T3": members("g", "h"), "T4": members("i", "j")}
     after = {
-        "T1": members("a", "b"), "T5": members("c", "d"),  # T1 split
+        "T1": members("a", "b"),
+        "T5": members("c", "d"),  # T1 split
         "T2": members("e", "f", "g", "h"),  # T3 merged into T2 (T2 grew)
         "T6": members("k", "l"),  # born; T4 dissolved (its documents ungrouped)
     }

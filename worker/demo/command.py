@@ -97,6 +97,10 @@ def demo_command(folder: Path, seed: int, vehicles: int, port: int | None) -> No
         out.print("try, in another terminal:", highlight=False)
         for command in COMMANDS_TO_TRY:
             out.print(f"  lakegraph --config {folder / CONFIG} {command}", highlight=False, markup=False)
-        out.print(f"edit a file under {folder / 'library'} or drop a log file in {folder / 'audit-logs'}: the graph follows. Ctrl-C stops.", highlight=False, markup=False)
+        out.print(
+            f"edit a file under {folder / 'library'} or drop a log file in {folder / 'audit-logs'}: the graph follows. Ctrl-C stops.",
+            highlight=False,
+            markup=False,
+        )
 
     supervisor.run(settings, say=lambda line: out.print(line, highlight=False, markup=False), ready=ready, serve=True)

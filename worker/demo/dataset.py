@@ -93,7 +93,8 @@ def generate(folder: Path, sizes: Sizes) -> Manifest:
         revised_part=REVISED_PART,
         wrong_procedures=[
             {"fault_code": code.code, "procedure": code.procedure, "documented_part": procedure(code.procedure).part, "fixing_part": code.fixing_part}
-            for code in FAULT_CODES if code.procedure and code.fixing_part
+            for code in FAULT_CODES
+            if code.procedure and code.fixing_part
         ],
         undocumented_codes=sorted(code.code for code in FAULT_CODES if code.procedure is None),
         themes=themes,

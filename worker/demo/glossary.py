@@ -1,6 +1,6 @@
 """The demo glossary: business terms tagged to the tables and columns that carry them."""
 
-GLOSSARY = '''\
+GLOSSARY = """\
 [[term]]
 name = "Comeback ratio"
 description = "Share of repair visits that are repeat visits for the same fault within 30 days."
@@ -29,4 +29,4 @@ tags = ["service.work_orders.fault_code", "service.fault_codes"]
 name = "Labor hours"
 description = "Technician time billed for a repair visit."
 tags = ["service.work_orders.labor_hours"]
-'''
+"""

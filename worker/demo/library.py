@@ -53,8 +53,7 @@ def rel(from_path: str, to_path: str) -> str:
 def manual(model: str, system: str, rng: random.Random) -> str:
     here = f"manuals/{system}/{slug(model)}.md"
     codes = [code for code in FAULT_CODES if code.system == system and code.procedure]
-    lines = [f"# {model} {system} manual", "", "## Overview",
-             f"This chapter covers the {system} system of the {model} ({2019 + rng.randrange(5)} onwards)."]
+    lines = [f"# {model} {system} manual", "", "## Overview", f"This chapter covers the {system} system of the {model} ({2019 + rng.randrange(5)} onwards)."]
     others = [other for other in MODELS if other != model]
     lines.append(f"For the same system on other models see [{others[0]}]({rel(here, f'manuals/{system}/{slug(others[0])}.md')}).")
     lines += ["", "## Fault codes"]
@@ -62,7 +61,11 @@ def manual(model: str, system: str, rng: random.Random) -> str:
         proc = procedure(code.procedure)
         lines.append(f"- {code.code} {code.description}: [{proc.id} {proc.title}]({rel(here, procedure_path(proc.id))})")
     partner = next(other for systems in THEMES.values() if system in systems for other in systems if other != system)
-    lines += ["", "## Related systems", f"Faults here often involve the {partner} system: see the [{model} {partner} manual]({rel(here, f'manuals/{partner}/{slug(model)}.md')})"]
+    lines += [
+        "",
+        "## Related systems",
+        f"Faults here often involve the {partner} system: see the [{model} {partner} manual]({rel(here, f'manuals/{partner}/{slug(model)}.md')})",
+    ]
     lines += [f"- [{proc.id} {proc.title}]({rel(here, procedure_path(proc.id))})" for proc in PROCEDURES if proc.system == partner]
     lines += ["", "## Components"]
     for item in PARTS:
@@ -77,10 +80,16 @@ def procedure_page(proc_id: str) -> str:
     codes = [code for code in FAULT_CODES if code.procedure == proc_id]
     lines = [f"# {proc.id} {proc.title}", "", "## Applies to"]
     lines += [f"- {code.code} {code.description}" for code in codes]
-    lines += ["", "## Parts", f"- [{proc.part}]({rel(here, part_path(proc.part))}) {part(proc.part).name}", "", "## Steps",
-              "1. Confirm the fault code with the scan tool and record freeze-frame data.",
-              f"2. Remove and replace {proc.part}.",
-              "3. Clear codes, road test, and confirm the repair."]
+    lines += [
+        "",
+        "## Parts",
+        f"- [{proc.part}]({rel(here, part_path(proc.part))}) {part(proc.part).name}",
+        "",
+        "## Steps",
+        "1. Confirm the fault code with the scan tool and record freeze-frame data.",
+        f"2. Remove and replace {proc.part}.",
+        "3. Clear codes, road test, and confirm the repair.",
+    ]
     siblings = [other for other in PROCEDURES if other.system == proc.system and other.id != proc.id]
     lines += ["", "## Related"] + [f"- [{other.id} {other.title}]({rel(here, procedure_path(other.id))})" for other in siblings]
     return "\n".join(lines) + "\n"

@@ -21,11 +21,13 @@ def make_pdf(
 ) -> bytes:
     """pages: lines of text per page; outline: (title, page, level); links: (page, URI)."""
     writer = PdfWriter()
-    font = DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"),
-        NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"),
-    })
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
     for lines in pages:
         page = writer.add_blank_page(612, 792)
         operations = ["BT", "/F1 11 Tf", "14 TL", "72 720 Td"]
@@ -35,9 +37,11 @@ def make_pdf(
         stream = DecodedStreamObject()
         stream.set_data("\n".join(operations).encode("latin-1"))
         page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject({
-            NameObject("/Font"): DictionaryObject({NameObject("/F1"): font}),
-        })
+        page[NameObject("/Resources")] = DictionaryObject(
+            {
+                NameObject("/Font"): DictionaryObject({NameObject("/F1"): font}),
+            }
+        )
     parents: dict[int, object] = {}
     for text, page_index, level in outline:
         parent = parents.get(level - 1) if level > 1 else None

@@ -14,16 +14,24 @@ ANALYSTS = ("ana@example.com", "bo@example.com", "chen@example.com", "dev@exampl
 QUERIES = (
     # undeclared: work orders ↔ fault codes, ↔ procedures by fault code
     "SELECT f.system, COUNT(*) AS visits FROM `service.work_orders` w JOIN `service.fault_codes` f ON w.fault_code = f.code GROUP BY f.system",
-    ("SELECT w.fault_code, p.title, COUNTIF(w.is_comeback) / COUNT(*) AS comeback_ratio FROM service.work_orders AS w "
-     "JOIN service.procedures AS p ON p.procedure_id = w.procedure_id GROUP BY 1, 2"),
-    ("SELECT p.procedure_id, f.code FROM service.procedures p, service.fault_codes f, service.work_orders w "
-     "WHERE w.fault_code = f.code AND w.procedure_id = p.procedure_id"),
+    (
+        "SELECT w.fault_code, p.title, COUNTIF(w.is_comeback) / COUNT(*) AS comeback_ratio FROM service.work_orders AS w "
+        "JOIN service.procedures AS p ON p.procedure_id = w.procedure_id GROUP BY 1, 2"
+    ),
+    (
+        "SELECT p.procedure_id, f.code FROM service.procedures p, service.fault_codes f, service.work_orders w "
+        "WHERE w.fault_code = f.code AND w.procedure_id = p.procedure_id"
+    ),
     # declared, confirmed by use
     "SELECT v.model, COUNT(*) FROM service.work_orders w JOIN service.vehicles v ON v.vin = w.vin GROUP BY v.model",
-    ("SELECT wp.part_no, COUNTIF(w.is_comeback) AS comebacks FROM service.work_orders w "
-     "JOIN service.work_order_parts wp ON wp.wo_id = w.wo_id GROUP BY wp.part_no"),
-    ("WITH fixes AS (SELECT w.wo_id, w.fault_code FROM service.work_orders w WHERE NOT w.is_comeback) "
-     "SELECT f.fault_code, pt.name FROM fixes f JOIN service.work_order_parts wp USING (wo_id) JOIN service.parts pt ON pt.part_no = wp.part_no"),
+    (
+        "SELECT wp.part_no, COUNTIF(w.is_comeback) AS comebacks FROM service.work_orders w "
+        "JOIN service.work_order_parts wp ON wp.wo_id = w.wo_id GROUP BY wp.part_no"
+    ),
+    (
+        "WITH fixes AS (SELECT w.wo_id, w.fault_code FROM service.work_orders w WHERE NOT w.is_comeback) "
+        "SELECT f.fault_code, pt.name FROM fixes f JOIN service.work_order_parts wp USING (wo_id) JOIN service.parts pt ON pt.part_no = wp.part_no"
+    ),
     "SELECT a.part_no, b.part_no AS replaced_by FROM service.parts a JOIN service.parts b ON a.superseded_by = b.part_no",
 )
 
@@ -41,12 +49,16 @@ def entry(job: str, sql: str, user: str, at: datetime) -> dict:
             "resourceName": name,
             "metadata": {
                 "@type": "type.googleapis.com/google.cloud.audit.BigQueryAuditMetadata",
-                "jobChange": {"before": "RUNNING", "after": "DONE", "job": {
-                    "jobName": name,
-                    "jobConfig": {"type": "QUERY", "queryConfig": {"query": sql, "statementType": "SELECT"}},
-                    "jobStatus": {"jobState": "DONE"},
-                    "jobStats": {"createTime": stamp, "startTime": stamp, "endTime": stamp},
-                }},
+                "jobChange": {
+                    "before": "RUNNING",
+                    "after": "DONE",
+                    "job": {
+                        "jobName": name,
+                        "jobConfig": {"type": "QUERY", "queryConfig": {"query": sql, "statementType": "SELECT"}},
+                        "jobStatus": {"jobState": "DONE"},
+                        "jobStats": {"createTime": stamp, "startTime": stamp, "endTime": stamp},
+                    },
+                },
             },
         },
         "insertId": job,

@@ -79,8 +79,9 @@ def _fails(code: FaultCode, part: str, rng: random.Random) -> bool:
 
 
 def simulate(vehicles: int, rng: random.Random) -> tuple[list[tuple], list[Visit]]:
-    fleet = [(f"VIN{index:06d}", MODELS[index % len(MODELS)], 2019 + rng.randrange(5), rng.choice(("north", "south", "east", "west")))
-             for index in range(vehicles)]
+    fleet = [
+        (f"VIN{index:06d}", MODELS[index % len(MODELS)], 2019 + rng.randrange(5), rng.choice(("north", "south", "east", "west"))) for index in range(vehicles)
+    ]
     weights = [code.weight for code in FAULT_CODES]
     visits: list[Visit] = []
     for vin, *_ in fleet:
@@ -110,11 +111,13 @@ def write_warehouse(path: Path, vehicles: int, seed: int) -> list[Visit]:
         con.executemany("INSERT INTO service.vehicles VALUES (?, ?, ?, ?)", fleet)
         con.executemany("INSERT INTO service.fault_codes VALUES (?, ?, ?)", [(c.code, c.system, c.description) for c in FAULT_CODES])
         con.executemany("INSERT INTO service.parts VALUES (?, ?, ?, ?)", [(p.number, p.name, p.system, p.superseded_by) for p in PARTS])
-        con.executemany("INSERT INTO service.procedures VALUES (?, ?, ?, ?, ?)", [
-            (p.id, p.system, p.title, p.part, f"{LIBRARY}/{procedure_path(p.id).removesuffix('.md')}") for p in PROCEDURES
-        ])
-        con.executemany("INSERT INTO service.work_orders VALUES (?, ?, ?, ?, ?, ?, ?)", [
-            (v.wo_id, v.vin, v.opened_on, v.code.code, v.code.procedure, v.is_comeback, round(0.5 + rng.random() * 3, 1)) for v in visits
-        ])
+        con.executemany(
+            "INSERT INTO service.procedures VALUES (?, ?, ?, ?, ?)",
+            [(p.id, p.system, p.title, p.part, f"{LIBRARY}/{procedure_path(p.id).removesuffix('.md')}") for p in PROCEDURES],
+        )
+        con.executemany(
+            "INSERT INTO service.work_orders VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(v.wo_id, v.vin, v.opened_on, v.code.code, v.code.procedure, v.is_comeback, round(0.5 + rng.random() * 3, 1)) for v in visits],
+        )
         con.executemany("INSERT INTO service.work_order_parts VALUES (?, ?, ?)", [(v.wo_id, v.part, 1) for v in visits])
     return visits

@@ -74,8 +74,4 @@ class Library:
 
 def libraries(settings: Settings) -> list[Library]:
     conf = settings.documents
-    return [
-        Library(entry.name, Path(os.path.abspath(entry.root.expanduser())), tuple(conf.extensions))
-        for entry in conf.libraries
-    ]
-
+    return [Library(entry.name, Path(os.path.abspath(entry.root.expanduser())), tuple(conf.extensions)) for entry in conf.libraries]

@@ -128,9 +128,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         report.linked += outcome.linked
         report.unresolved += outcome.unresolved
         deferred.extend(outcome.deferred_links)
-        problems.clear_many(
-            sync.driver, sync.database, SOURCE, [problem_key(r.library, r.relpath) for r in batch], ALL_KINDS
-        )
+        problems.clear_many(sync.driver, sync.database, SOURCE, [problem_key(r.library, r.relpath) for r in batch], ALL_KINDS)
         for record in batch:
             if record.problems or outcome.duplicate_ids:
                 sync.settle(record, outcome, cleared=True)
@@ -151,8 +149,14 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         elif item.uri in seen_uris:
             report.conflicts += 1
             problems.record(
-                sync.driver, sync.database, SOURCE, f"{item.library}:{item.relpath}", "conflict",
-                f"same URI {item.uri} as {seen_uris[item.uri]}; rename one of them", SYNC_DOCUMENT, [item.library, item.relpath],
+                sync.driver,
+                sync.database,
+                SOURCE,
+                f"{item.library}:{item.relpath}",
+                "conflict",
+                f"same URI {item.uri} as {seen_uris[item.uri]}; rename one of them",
+                SYNC_DOCUMENT,
+                [item.library, item.relpath],
             )
         else:
             seen_uris[item.uri] = item.relpath

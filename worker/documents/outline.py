@@ -34,9 +34,5 @@ def sections(parsed: ParsedFile) -> list[SectionNode]:
         path = f"{parent}/{anchor}" if parent else anchor
         stack.append((block.level, path))
         ids = tuple(dict.fromkeys([anchor, *(value.lower() for value in block.ids)]))
-        built.append(
-            SectionNode(
-                path, parent, anchor, block.title, block.level, position, block.text, ids, tuple(block.links), block.number
-            )
-        )
+        built.append(SectionNode(path, parent, anchor, block.title, block.level, position, block.text, ids, tuple(block.links), block.number))
     return built

@@ -120,7 +120,13 @@ def _declared_id(front_matter: dict[str, object], fields: tuple[str, ...]) -> st
 
 
 def _record(
-    library: str, relpath: str, fmt: str, digest: str, parsed: ParsedFile, problems: list[str], id_fields: tuple[str, ...],
+    library: str,
+    relpath: str,
+    fmt: str,
+    digest: str,
+    parsed: ParsedFile,
+    problems: list[str],
+    id_fields: tuple[str, ...],
 ) -> DocumentRecord:
     outline = sections(parsed)
     stem = uris.strip_extension(PurePosixPath(relpath).name)

@@ -158,9 +158,14 @@ class DocumentSync:
     def record_duplicate_ids(self, duplicates: dict[str, list[str]]) -> None:
         for doc_id, holders in duplicates.items():
             problems.record(
-                self.driver, self.database, SOURCE, f"id:{doc_id}", "conflict",
+                self.driver,
+                self.database,
+                SOURCE,
+                f"id:{doc_id}",
+                "conflict",
                 f"document id {doc_id!r} is declared by {', '.join(holders)}; links by id go to {holders[0]}",
-                RECONCILE_DOCUMENTS, [],
+                RECONCILE_DOCUMENTS,
+                [],
             )
 
     def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
@@ -170,8 +175,14 @@ class DocumentSync:
         def report(folder) -> None:
             relfolder = folder.relative_to(library.root).as_posix()
             problems.record(
-                self.driver, self.database, SOURCE, problem_key(library.name, relfolder), "skipped",
-                "symlink loop: this folder is already part of the library", RECONCILE_DOCUMENTS, [],
+                self.driver,
+                self.database,
+                SOURCE,
+                problem_key(library.name, relfolder),
+                "skipped",
+                "symlink loop: this folder is already part of the library",
+                RECONCILE_DOCUMENTS,
+                [],
             )
 
         return report

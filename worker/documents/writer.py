@@ -15,9 +15,8 @@ from pathlib import Path
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from worker.documents import link_version
+from worker.documents import link_version, uris
 from worker.documents import links as link_targets
-from worker.documents import uris
 from worker.documents.resolver import LinkRow, Resolution, resolve
 from worker.documents.source import DocumentRecord
 from worker.graph.content import content_hash
@@ -228,9 +227,7 @@ def outbound_rows(record: DocumentRecord, id_schemes: tuple[str, ...]) -> tuple[
     """Per source uri (the document, then each section): its link rows and its external URLs."""
     rows: dict[str, list[LinkRow]] = {}
     external: dict[str, list[str]] = {}
-    sources = [(record.uri, record.links)] + [
-        (uris.section_uri(record.uri, section.path), section.links) for section in record.sections
-    ]
+    sources = [(record.uri, record.links)] + [(uris.section_uri(record.uri, section.path), section.links) for section in record.sections]
     for source, raw_links in sources:
         rows[source], external[source] = [], []
         for ordinal, raw in enumerate(raw_links):
@@ -239,9 +236,7 @@ def outbound_rows(record: DocumentRecord, id_schemes: tuple[str, ...]) -> tuple[
                 external[source].append(found.key)
                 continue
             key = record.uri if found.kind == "anchor" else found.key
-            rows[source].append(
-                LinkRow(source, ordinal, raw.href, raw.text, raw.kind, found.kind, key, found.anchor, found.reason)
-            )
+            rows[source].append(LinkRow(source, ordinal, raw.href, raw.text, raw.kind, found.kind, key, found.anchor, found.reason))
     return rows, external
 
 
@@ -276,11 +271,20 @@ class PreparedDocument:
 def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: str) -> PreparedDocument:
     links, external = outbound_rows(record, id_schemes)
     own = {
-        "name": record.name, "displayName": record.display_name, "doc_id": record.doc_id,
-        "doc_key": uris.id_key(record.doc_id) if record.doc_id else None, "stem_key": uris.stem_key(record.relpath),
-        "format": record.format, "path_key": record.path_key, "library": record.library,
-        "relpath": record.relpath, "text": record.text, "anchors": list(record.anchors),
-        "external_links": external[record.uri], "problems": list(record.problems), "sort_pos": 0,
+        "name": record.name,
+        "displayName": record.display_name,
+        "doc_id": record.doc_id,
+        "doc_key": uris.id_key(record.doc_id) if record.doc_id else None,
+        "stem_key": uris.stem_key(record.relpath),
+        "format": record.format,
+        "path_key": record.path_key,
+        "library": record.library,
+        "relpath": record.relpath,
+        "text": record.text,
+        "anchors": list(record.anchors),
+        "external_links": external[record.uri],
+        "problems": list(record.problems),
+        "sort_pos": 0,
     }
     positions = {section.path: section.position for section in record.sections}
     sections = []
@@ -288,20 +292,34 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
         uri = uris.section_uri(record.uri, section.path)
         parent = uris.section_uri(record.uri, section.parent) if section.parent else record.uri
         props = {
-            "uri": uri, "name": section.anchor, "displayName": section.title or section.anchor,
-            "level": section.level, "sort_pos": section.position, "text": section.text,
-            "anchors": list(section.anchors), "doc_uri": record.uri, "external_links": external[uri],
-            "source_path": source_path, "number": section.number or None,
+            "uri": uri,
+            "name": section.anchor,
+            "displayName": section.title or section.anchor,
+            "level": section.level,
+            "sort_pos": section.position,
+            "text": section.text,
+            "anchors": list(section.anchors),
+            "doc_uri": record.uri,
+            "external_links": external[uri],
+            "source_path": source_path,
+            "number": section.number or None,
         }
         props["content_hash"] = content_hash([props, parent, [_row_values(row) for row in links[uri]]])
         parent_index = positions[section.parent] if section.parent else -1
         sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
     return PreparedDocument(
-        uri=record.uri, library=record.library, relpath=record.relpath, path_key=record.path_key,
+        uri=record.uri,
+        library=record.library,
+        relpath=record.relpath,
+        path_key=record.path_key,
         id_keys=tuple(key for key in (own["doc_key"], own["stem_key"]) if key),
-        file_hash=record.content_hash, file_stamp=record.stamp, problems=record.problems,
-        parent=uris.folder_uri(record.library, _folder(record.relpath)), props=own,
-        own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]), links=links[record.uri],
+        file_hash=record.content_hash,
+        file_stamp=record.stamp,
+        problems=record.problems,
+        parent=uris.folder_uri(record.library, _folder(record.relpath)),
+        props=own,
+        own_hash=content_hash([own, [_row_values(row) for row in links[record.uri]]]),
+        links=links[record.uri],
         sections=sections,
     )
 
@@ -338,9 +356,10 @@ class DocumentWriter:
         self.driver.execute_query(RESTAMP, rows=rows, database_=self.database)
 
     def resolve(self, rows: list[LinkRow]) -> Resolution:
-        """Resolve links deferred by `write`; `resign` the documents afterwards."""
+        """Resolve links deferred by `write`; `resign` the documents afterwards. The links are a
+        change of the documents source, stamped with them (cached link listings follow the stamp)."""
         with self._session() as session:
-            return session.execute_write(resolve, rows)
+            return session.execute_write(_resolve_and_stamp, rows)
 
     def resign(self, document_uris: set[str]) -> None:
         """Re-sign documents' links after deferred resolution (see link_version), in batches."""
@@ -391,8 +410,7 @@ class DocumentWriter:
         changed_uris = {doc.uri for doc in changed}
         report.unchanged = [doc.uri for doc in documents if doc.uri not in changed_uris]
         touched = [  # the same bytes under a new stamp: only the stamp moves, so the next load skips them
-            {"uri": doc.uri, "stamp": doc.file_stamp}
-            for doc in documents if doc.uri not in changed_uris and stored[doc.uri]["file_stamp"] != doc.file_stamp
+            {"uri": doc.uri, "stamp": doc.file_stamp} for doc in documents if doc.uri not in changed_uris and stored[doc.uri]["file_stamp"] != doc.file_stamp
         ]
         if touched:
             tx.run(RESTAMP, rows=touched).consume()
@@ -406,19 +424,28 @@ class DocumentWriter:
         gone: list[str] = []
         for doc in changed:
             old = stored.get(doc.uri)
-            document_rows.append({
-                "uri": doc.uri, "parent": doc.parent, "file_hash": doc.file_hash, "file_stamp": doc.file_stamp,
-                "source_path": str(self.roots[doc.library] / doc.relpath), "own_hash": doc.own_hash, "props": doc.props,
-            })
+            document_rows.append(
+                {
+                    "uri": doc.uri,
+                    "parent": doc.parent,
+                    "file_hash": doc.file_hash,
+                    "file_stamp": doc.file_stamp,
+                    "source_path": str(self.roots[doc.library] / doc.relpath),
+                    "own_hash": doc.own_hash,
+                    "props": doc.props,
+                }
+            )
             if old is None or old["own_hash"] != doc.own_hash:
                 dirty_sources.append(doc.uri)
                 fresh_rows.extend(doc.links)
             report.written.append(doc.uri)
             if old is None:  # a new document: its whole tree in one pass
-                created.append({
-                    "uri": doc.uri,
-                    "sections": [{"props": section.props, "parent_index": section.parent_index} for section in doc.sections],
-                })
+                created.append(
+                    {
+                        "uri": doc.uri,
+                        "sections": [{"props": section.props, "parent_index": section.parent_index} for section in doc.sections],
+                    }
+                )
                 for section in doc.sections:
                     fresh_rows.extend(section.links)
                 continue
@@ -426,9 +453,7 @@ class DocumentWriter:
             for position, section in enumerate(doc.sections):
                 if old_sections.get(section.uri) != section.props["content_hash"]:
                     section_rows.append({"uri": section.uri, "props": section.props})
-                    parents[Label.SECTION if section.parent_index >= 0 else Label.DOCUMENT].append(
-                        {"uri": section.uri, "parent": section.parent}
-                    )
+                    parents[Label.SECTION if section.parent_index >= 0 else Label.DOCUMENT].append({"uri": section.uri, "parent": section.parent})
                     dirty_sources.append(section.uri)
                     fresh_rows.extend(section.links)
                 if position:
@@ -459,10 +484,7 @@ class DocumentWriter:
             _row(record["row"])
             for record in tx.run(
                 TAKE_RECHECKABLE_LINKS_INTO_DOCUMENTS,
-                rows=[
-                    {"uri": doc.uri, "doc_key": doc.props["doc_key"], "stem_key": doc.props["stem_key"]}
-                    for doc in changed if doc.uri in stored
-                ],
+                rows=[{"uri": doc.uri, "doc_key": doc.props["doc_key"], "stem_key": doc.props["stem_key"]} for doc in changed if doc.uri in stored],
             )
         ]
         recheck = [row for row in recheck if row.source not in dirty]
@@ -481,9 +503,9 @@ class DocumentWriter:
     def _lock_libraries(self, tx: ManagedTransaction, names: set[str]) -> None:
         """Create missing library nodes and write-lock them all, in name order (no deadlock)."""
         ordered = sorted(names)
-        tx.run(MERGE_LIBRARY, rows=[
-            {"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in ordered if name in self.roots
-        ]).consume()
+        tx.run(
+            MERGE_LIBRARY, rows=[{"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in ordered if name in self.roots]
+        ).consume()
         tx.run(LOCK_LIBRARIES, names=ordered).consume()
 
     def _ensure_folders(self, tx: ManagedTransaction, records: list[PreparedDocument]) -> None:
@@ -494,7 +516,10 @@ class DocumentWriter:
                 parent = uris.folder_uri(record.library, relfolder)
                 relfolder = f"{relfolder}/{name}" if relfolder else name
                 folders[uri] = {
-                    "uri": uri, "name": name, "parent": parent, "hash": content_hash(uri),
+                    "uri": uri,
+                    "name": name,
+                    "parent": parent,
+                    "hash": content_hash(uri),
                     "source_path": str(self.roots[record.library] / relfolder),
                 }
         ordered = sorted(folders.values(), key=lambda row: row["uri"].count("/"))
@@ -511,11 +536,7 @@ class DocumentWriter:
         inbound = [row for row in inbound if row.source not in document_uris and not row.source.startswith(doomed)]
         link_version.forgetting(tx, document_uris)
         tx.run(DELETE_DOCUMENTS, uris=document_uris).consume()
-        candidates = {
-            uri.rsplit("/", depth)[0]
-            for uri in document_uris
-            for depth in range(1, uri.count("/") + 1)
-        }
+        candidates = {uri.rsplit("/", depth)[0] for uri in document_uris for depth in range(1, uri.count("/") + 1)}
         for folder in sorted(candidates, key=lambda uri: -uri.count("/")):  # deepest first
             tx.run(PRUNE_FOLDERS, uris=[folder]).consume()
         report.deleted = list(document_uris)
@@ -525,14 +546,27 @@ class DocumentWriter:
         return report
 
 
+def _resolve_and_stamp(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
+    resolution = resolve(tx, rows)
+    stamp(tx, "documents")
+    return resolution
+
+
 def _row_values(row: LinkRow) -> list[object]:
     return [row.ordinal, row.href, row.text, row.kind, row.target_kind, row.key, row.anchor, row.reason]
 
 
 def _row(data: dict) -> LinkRow:
     return LinkRow(
-        data["source"], data["ordinal"], data["href"], data["text"], data["kind"],
-        data["target_kind"], data["key"], data["anchor"], data.get("reason") or "",
+        data["source"],
+        data["ordinal"],
+        data["href"],
+        data["text"],
+        data["kind"],
+        data["target_kind"],
+        data["key"],
+        data["anchor"],
+        data.get("reason") or "",
     )
 
 

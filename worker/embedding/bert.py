@@ -39,8 +39,10 @@ class BertConfig:
         pooling_file = folder / "1_Pooling" / "config.json"
         pooling = json.loads(pooling_file.read_text()) if pooling_file.exists() else {"pooling_mode_mean_tokens": True}
         return cls(
-            hidden_size=config["hidden_size"], num_attention_heads=config["num_attention_heads"],
-            num_hidden_layers=config["num_hidden_layers"], layer_norm_eps=config["layer_norm_eps"],
+            hidden_size=config["hidden_size"],
+            num_attention_heads=config["num_attention_heads"],
+            num_hidden_layers=config["num_hidden_layers"],
+            layer_norm_eps=config["layer_norm_eps"],
             max_seq_length=min(max_seq, config["max_position_embeddings"]),
             pooling="cls" if pooling.get("pooling_mode_cls_token") else "mean",
         )
@@ -101,7 +103,11 @@ class BertEmbedder:
     def _encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w, cfg = self.weights, self.config
         positions = np.arange(ids.shape[1])
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions] + w["embeddings.token_type_embeddings.weight"][0]
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][positions]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.layer_norm_eps)
         heads, size = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
         attention_bias = (1.0 - mask)[:, None, None, :] * -1e9
@@ -119,7 +125,12 @@ class BertEmbedder:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             context = (scores / scores.sum(-1, keepdims=True)) @ v
             context = context.transpose(0, 2, 1, 3).reshape(x.shape)
-            x = _layer_norm(x + project("attention.output.dense", context), w[f"{p}attention.output.LayerNorm.weight"], w[f"{p}attention.output.LayerNorm.bias"], cfg.layer_norm_eps)
+            x = _layer_norm(
+                x + project("attention.output.dense", context),
+                w[f"{p}attention.output.LayerNorm.weight"],
+                w[f"{p}attention.output.LayerNorm.bias"],
+                cfg.layer_norm_eps,
+            )
             inner = _gelu(project("intermediate.dense", x))
             x = _layer_norm(x + project("output.dense", inner), w[f"{p}output.LayerNorm.weight"], w[f"{p}output.LayerNorm.bias"], cfg.layer_norm_eps)
         return x

@@ -47,7 +47,9 @@ def connect(settings: Settings) -> tuple[Driver, GraphTarget]:
     where = target(settings)
     try:
         driver = GraphDatabase.driver(
-            where.uri, auth=(where.user, where.password), connection_timeout=CONNECT_TIMEOUT,
+            where.uri,
+            auth=(where.user, where.password),
+            connection_timeout=CONNECT_TIMEOUT,
             notifications_min_severity="OFF",  # "property does not exist yet" on an empty graph is noise
         )
     except (ConfigurationError, ValueError) as err:
@@ -56,9 +58,7 @@ def connect(settings: Settings) -> tuple[Driver, GraphTarget]:
         driver.verify_connectivity()
     except AuthError:
         driver.close()
-        raise LakegraphError(
-            f"Neo4j at {where.uri} refused user {where.user!r}: check neo4j.user and neo4j.password"
-        ) from None
+        raise LakegraphError(f"Neo4j at {where.uri} refused user {where.user!r}: check neo4j.user and neo4j.password") from None
     except (ServiceUnavailable, OSError, Neo4jError) as err:
         driver.close()
         raise EngineUnavailable(f"Neo4j at {where.uri} is unreachable ({first_line(err)}); is it running?") from None

@@ -49,8 +49,18 @@ class Rel(StrEnum):
 
 DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
 METADATA_LABELS = (
-    Label.DATABASE, Label.SCHEMA, Label.TABLE, Label.COLUMN, Label.BUSINESS_TERM,
-    Label.QUERY, Label.QUERY_RUN, Label.THEME, Label.THEME_RUN, Label.UNRESOLVED_LINK, Label.PROBLEM, Label.SOURCE,
+    Label.DATABASE,
+    Label.SCHEMA,
+    Label.TABLE,
+    Label.COLUMN,
+    Label.BUSINESS_TERM,
+    Label.QUERY,
+    Label.QUERY_RUN,
+    Label.THEME,
+    Label.THEME_RUN,
+    Label.UNRESOLVED_LINK,
+    Label.PROBLEM,
+    Label.SOURCE,
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"
@@ -68,7 +78,11 @@ VECTOR_INDEXES = {
 EMBEDDING_PROPERTY = "embedding"
 # Names this graph used before it followed Neocarta's; `apply` drops them where they remain.
 RETIRED_INDEXES = (
-    "table_text", "business_term_text", "table_embedding", "column_embedding", "business_term_embedding",
+    "table_text",
+    "business_term_text",
+    "table_embedding",
+    "column_embedding",
+    "business_term_embedding",
     "document_doc_id",
 )
 # The singleton node Neocarta's connectors write and its MCP server checks: the conventions the
@@ -87,7 +101,8 @@ class SchemaItem:
 def _unique(label: Label, key: str) -> SchemaItem:
     name = f"{label.lower()}_{key}_unique"
     return SchemaItem(
-        name, "constraint",
+        name,
+        "constraint",
         f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{key} IS UNIQUE",
     )
 
@@ -100,7 +115,8 @@ def _range(label: Label, key: str, name: str = "") -> SchemaItem:
 def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...]) -> SchemaItem:
     on = ", ".join(f"n.{prop}" for prop in properties)
     return SchemaItem(
-        name, "index",
+        name,
+        "index",
         f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{'|'.join(labels)}) ON EACH [{on}]",
     )
 
@@ -123,10 +139,10 @@ SCHEMA: tuple[SchemaItem, ...] = (
 )
 
 
-
 def _vector(name: str, label: Label, dimensions: int) -> SchemaItem:
     return SchemaItem(
-        name, "index",
+        name,
+        "index",
         f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{EMBEDDING_PROPERTY}) "
         f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dimensions}, `vector.similarity_function`: 'cosine'}}}}",
     )
@@ -158,11 +174,7 @@ def apply(driver: Driver, database: str, vector_dimensions: int | None = None, a
             driver.execute_query(DROP_INDEX.format(name=name), database_=database)
     for name in RETIRED_INDEXES:
         driver.execute_query(DROP_INDEX.format(name=name), database_=database)
-    present = {
-        record["name"]
-        for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES)
-        for record in driver.execute_query(query, database_=database).records
-    }
+    present = {record["name"] for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES) for record in driver.execute_query(query, database_=database).records}
     wanted = SCHEMA
     if vector_dimensions:
         wanted += tuple(_vector(name, label, vector_dimensions) for label, name in VECTOR_INDEXES.items())

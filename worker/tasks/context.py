@@ -23,10 +23,16 @@ from worker.warehouse.sync import WarehouseSync
 # Errors worth retrying with backoff: the engine is restarting, briefly unreachable or throttling.
 TRANSIENT_ERRORS = (
     EngineUnavailable,
-    ServiceUnavailable, SessionExpired, TransientError,  # Neo4j
-    redis.ConnectionError, redis.TimeoutError,  # Redis (the theme scheduler's own client)
-    google_errors.ServiceUnavailable, google_errors.TooManyRequests, google_errors.InternalServerError,
-    google_errors.DeadlineExceeded, google_errors.BadGateway,  # BigQuery and Pub/Sub
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,  # Neo4j
+    redis.ConnectionError,
+    redis.TimeoutError,  # Redis (the theme scheduler's own client)
+    google_errors.ServiceUnavailable,
+    google_errors.TooManyRequests,
+    google_errors.InternalServerError,
+    google_errors.DeadlineExceeded,
+    google_errors.BadGateway,  # BigQuery and Pub/Sub
     ConnectionError,
     TimeoutError,
 )

@@ -17,8 +17,13 @@ SETTLE_HELD_PROBLEMS = "lakegraph.settle_held_problems"
 
 # The source each task keeps fresh: the freshness shape counts queued tasks per source.
 SOURCE_OF = {
-    SYNC_DOCUMENT: "documents", SYNC_FOLDER: "documents", RECONCILE_DOCUMENTS: "documents",
-    SYNC_TABLE: "warehouse", SYNC_WAREHOUSE: "warehouse",
+    SYNC_DOCUMENT: "documents",
+    SYNC_FOLDER: "documents",
+    RECONCILE_DOCUMENTS: "documents",
+    SYNC_TABLE: "warehouse",
+    SYNC_WAREHOUSE: "warehouse",
     SYNC_GLOSSARY: "glossary",
-    ABSORB_QUERIES: "query-log", POLL_JOBS: "query-log", INGEST_AUDIT_FILE: "query-log",
+    ABSORB_QUERIES: "query-log",
+    POLL_JOBS: "query-log",
+    INGEST_AUDIT_FILE: "query-log",
 }

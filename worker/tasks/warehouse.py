@@ -50,8 +50,12 @@ def poll_jobs() -> dict:
     settings = context.settings()
     driver, where = context.graph()
     poller = JobsPoller(
-        bigquery_client(settings), settings.warehouse.bigquery_project, settings.warehouse.bigquery_location,
-        driver, where.database, context.query_graph(),
+        bigquery_client(settings),
+        settings.warehouse.bigquery_project,
+        settings.warehouse.bigquery_location,
+        driver,
+        where.database,
+        context.query_graph(),
     )
     return asdict(poller.poll())
 

@@ -108,8 +108,12 @@ class LeidenalgEngine:
         network = igraph.Graph(n=len(nodes), edges=[(index[a], index[b]) for (a, b), _ in ordered])
         network.es["weight"] = [weight for _, weight in ordered]
         found = leidenalg.find_partition(
-            network, leidenalg.RBConfigurationVertexPartition, weights="weight", resolution_parameter=gamma,
-            seed=random_seed, n_iterations=-1,
+            network,
+            leidenalg.RBConfigurationVertexPartition,
+            weights="weight",
+            resolution_parameter=gamma,
+            seed=random_seed,
+            n_iterations=-1,
         )
         membership = {uri: int(found.membership[index[uri]]) for uri in nodes}
         return Partition([membership], [conductance(graph, membership)], self.name)

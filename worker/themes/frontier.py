@@ -51,7 +51,10 @@ def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[st
     network = igraph.Graph(n=size, edges=np.stack([pairs // size, pairs % size], axis=1).tolist())
     network.es["weight"] = weights.tolist()
     partition = leidenalg.RBConfigurationVertexPartition(
-        network, weights="weight", resolution_parameter=gamma, initial_membership=starts,
+        network,
+        weights="weight",
+        resolution_parameter=gamma,
+        initial_membership=starts,
     )
     optimiser = leidenalg.Optimiser()
     optimiser.set_rng_seed(random_seed)

@@ -16,7 +16,10 @@ def theme_number(theme_id: str) -> int:
 
 
 def assign_ids(
-    communities: list[frozenset[str]], previous: list[Theme], threshold: float, next_number: int,
+    communities: list[frozenset[str]],
+    previous: list[Theme],
+    threshold: float,
+    next_number: int,
 ) -> tuple[dict[str, frozenset[str]], int]:
     """Each previous theme lends its id to at most one new community: the assignment that maximizes
     the total Jaccard overlap (Hungarian method), keeping only pairs at or above `threshold`.

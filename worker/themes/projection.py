@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
 from neo4j import Driver, ManagedTransaction
 
 from worker.documents import link_version
@@ -47,9 +46,7 @@ def _read(tx: ManagedTransaction, known: DocumentGraph | None) -> DocumentGraph:
     titles = {uri: title for uri, _, title in found["documents"] if title}
     if known is None:
         directed = {
-            (source, target): links
-            for source, target, links in tx.run(DOCUMENT_LINKS).single()["links"]
-            if source in documents and target in documents
+            (source, target): links for source, target, links in tx.run(DOCUMENT_LINKS).single()["links"] if source in documents and target in documents
         }
     else:
         changed = {uri for uri, _, _ in found["changed"]}
@@ -79,7 +76,5 @@ def conductance(graph: DocumentGraph, membership: dict[str, int]) -> dict[int, f
     total = np.bincount(position, weights=weights, minlength=len(communities))
     leaving = np.bincount(position, weights=weights * crossing, minlength=len(communities))
     return {
-        int(community): round(float(out / weight), 6)
-        for community, out, weight in zip(communities, leaving, total, strict=True)
-        if community != -1 and weight
+        int(community): round(float(out / weight), 6) for community, out, weight in zip(communities, leaving, total, strict=True) if community != -1 and weight
     }

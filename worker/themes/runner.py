@@ -146,16 +146,36 @@ class ThemeRunner:
         grouped = sum(len(members) for members in level0.values())
         run_id = f"run-{started.strftime('%Y%m%dT%H%M%S.%fZ')}"
         report = RunReport(
-            True, "", run_id, partition.engine, FULL if full else UPDATE, 0 if full else len(moving),
-            round(time.monotonic() - began, 3), len(graph.documents), grouped, len(graph.documents) - grouped, len(level0),
+            True,
+            "",
+            run_id,
+            partition.engine,
+            FULL if full else UPDATE,
+            0 if full else len(moving),
+            round(time.monotonic() - began, 3),
+            len(graph.documents),
+            grouped,
+            len(graph.documents) - grouped,
+            len(level0),
             asdict(found),
         )
         props = {
-            "gamma": gamma, "engine": partition.engine, "mode": report.mode, "frontier": report.frontier, "link_version": version,
+            "gamma": gamma,
+            "engine": partition.engine,
+            "mode": report.mode,
+            "frontier": report.frontier,
+            "link_version": version,
             "duration": report.seconds,
-            "documents": report.documents, "grouped": grouped, "ungrouped": report.ungrouped, "themes": report.themes,
-            "levels": len(partition.levels), "min_size": conf.min_size, "jaccard_threshold": conf.jaccard_threshold,
-            "random_seed": conf.random_seed, "next_theme": next_number, "changes": json.dumps(report.changes),
+            "documents": report.documents,
+            "grouped": grouped,
+            "ungrouped": report.ungrouped,
+            "themes": report.themes,
+            "levels": len(partition.levels),
+            "min_size": conf.min_size,
+            "jaccard_threshold": conf.jaccard_threshold,
+            "random_seed": conf.random_seed,
+            "next_theme": next_number,
+            "changes": json.dumps(report.changes),
         }
         summaries = {
             theme_id: summary
@@ -199,27 +219,36 @@ class ThemeRunner:
                 groups.setdefault(community, set()).add(uri)
             kept = {community: frozenset(members) for community, members in groups.items() if len(members) >= self.settings.themes.min_size}
             named, next_number = assign_ids(
-                list(kept.values()), [theme for theme in previous if theme.level == level],
-                self.settings.themes.jaccard_threshold, next_number,
+                list(kept.values()),
+                [theme for theme in previous if theme.level == level],
+                self.settings.themes.jaccard_threshold,
+                next_number,
             )
             community_of = {members: community for community, members in kept.items()}
-            found += [
-                Theme(theme_id, level, members, partition.conductance[level].get(community_of[members], 0.0))
-                for theme_id, members in named.items()
-            ]
+            found += [Theme(theme_id, level, members, partition.conductance[level].get(community_of[members], 0.0)) for theme_id, members in named.items()]
         return found, next_number
 
     @staticmethod
     def _swap(
-        tx: ManagedTransaction, previous: list[Theme], themes: list[Theme], summaries: dict[str, ThemeSummary],
-        gamma: float, run_id: str, started: str, props: dict, marks: list[dict],
+        tx: ManagedTransaction,
+        previous: list[Theme],
+        themes: list[Theme],
+        summaries: dict[str, ThemeSummary],
+        gamma: float,
+        run_id: str,
+        started: str,
+        props: dict,
+        marks: list[dict],
     ) -> None:
         """Make the stored themes equal `themes`, in the caller's one transaction."""
         kept = {theme.id for theme in themes}
         tx.run(DROP_THEMES, ids=[theme.id for theme in previous if theme.id not in kept]).consume()
         rows = [
             {
-                "id": theme.id, "level": theme.level, "size": len(theme.members), "conductance": theme.conductance,
+                "id": theme.id,
+                "level": theme.level,
+                "size": len(theme.members),
+                "conductance": theme.conductance,
                 "name": summaries[theme.id].name,
                 **{part: json.dumps(getattr(summaries[theme.id], part)) for part in ("top_targets", "central", "crossovers")},
             }

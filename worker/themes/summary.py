@@ -80,9 +80,7 @@ def summarize(graph: DocumentGraph, themes: dict[str, frozenset[str]]) -> dict[s
     totals = np.bincount(np.unique(pair, return_inverse=True)[1], weights=carried)
     side, other = pair[best] // themes_count, pair[best] % themes_count
     for row in _top(side, -totals, other, k=TOP_CROSSOVERS):
-        rows[ids[side[row]]].crossovers.append(
-            {"theme": ids[other[row]], "document": documents[carrier[best[row]]], "links": int(totals[row])}
-        )
+        rows[ids[side[row]]].crossovers.append({"theme": ids[other[row]], "document": documents[carrier[best[row]]], "links": int(totals[row])})
     for summary in rows.values():
         titles = [graph.titles.get(target["uri"], target["uri"].rsplit("/", 1)[-1]) for target in summary.top_targets[:NAMED_AFTER]]
         summary.name = " — ".join([summary.name, ", ".join(titles)] if titles else [summary.name])

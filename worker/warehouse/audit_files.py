@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from worker import problems
+from worker.tasks.names import INGEST_AUDIT_FILE
 from worker.warehouse.audit_log import (
     AuditLogError,
     Event,
@@ -20,8 +21,6 @@ from worker.warehouse.audit_log import (
 )
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import SOURCE, WarehouseSync
-from worker.tasks.names import INGEST_AUDIT_FILE
-
 
 
 @dataclass
@@ -63,8 +62,14 @@ def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
     problems.clear(warehouse.driver, warehouse.database, SOURCE, key, ("skipped",))
     if found.poison:
         problems.record(
-            warehouse.driver, warehouse.database, SOURCE, key, "skipped",
-            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]), INGEST_AUDIT_FILE, [str(path)],
+            warehouse.driver,
+            warehouse.database,
+            SOURCE,
+            key,
+            "skipped",
+            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]),
+            INGEST_AUDIT_FILE,
+            [str(path)],
         )
     batch = [event for event in found.events if isinstance(event, QueryEvent)]
     report = asdict(queries.absorb(batch)) if batch else {}
@@ -73,4 +78,3 @@ def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
     for event in tables:
         warehouse.sync_table(event.dataset, event.table)
     return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}
-

@@ -101,8 +101,12 @@ def _job_change(change: dict, user: str, at: str) -> Event:
     status = job.get("jobStatus") or {}
     references = _get(job, "jobStats", "queryStats", "referencedTables") or []
     return QueryEvent(
-        job_id=f"{match.group(1)}:{match.group(2)}", sql=config["queryConfig"]["query"], user=user, at=at,
-        failed=bool(status.get("errorResult")), referenced_tables=tuple(_table_id(name) for name in references),
+        job_id=f"{match.group(1)}:{match.group(2)}",
+        sql=config["queryConfig"]["query"],
+        user=user,
+        at=at,
+        failed=bool(status.get("errorResult")),
+        referenced_tables=tuple(_table_id(name) for name in references),
     )
 
 
@@ -114,7 +118,10 @@ def _job_completed_v1(event: dict, user: str, at: str) -> Event:
     status = job.get("jobStatus") or {}
     references = _get(job, "jobStatistics", "referencedTables") or []
     return QueryEvent(
-        job_id=f"{name['projectId']}:{name['jobId']}", sql=job["jobConfiguration"]["query"]["query"], user=user, at=at,
+        job_id=f"{name['projectId']}:{name['jobId']}",
+        sql=job["jobConfiguration"]["query"]["query"],
+        user=user,
+        at=at,
         failed=bool(status.get("error")),
         referenced_tables=tuple(f"{ref['projectId']}.{ref['datasetId']}.{ref['tableId']}" for ref in references),
     )

@@ -83,18 +83,12 @@ class DuckDBConnector:
         keys = {(row[0], column) for row in constraints if row[1] == "PRIMARY KEY" for column in row[2]}
         by_table: dict[str, list[ColumnInfo]] = defaultdict(list)
         for table_name, name, data_type, position, nullable, comment in columns:
-            by_table[table_name].append(
-                ColumnInfo(name, data_type, position, bool(nullable), comment or None, (table_name, name) in keys)
-            )
+            by_table[table_name].append(ColumnInfo(name, data_type, position, bool(nullable), comment or None, (table_name, name) in keys))
         infos = tuple(
-            TableInfo(self.database, schema, name, kind, comment or None, view_sql, tuple(by_table[name]))
-            for name, kind, comment, view_sql in tables
+            TableInfo(self.database, schema, name, kind, comment or None, view_sql, tuple(by_table[name])) for name, kind, comment, view_sql in tables
         )
         prefix = f"{self.database}.{schema}."
-        foreign = tuple(
-            ForeignKey(row[5], prefix + row[0], tuple(row[2]), prefix + row[3], tuple(row[4]))
-            for row in constraints if row[1] == "FOREIGN KEY"
-        )
+        foreign = tuple(ForeignKey(row[5], prefix + row[0], tuple(row[2]), prefix + row[3], tuple(row[4])) for row in constraints if row[1] == "FOREIGN KEY")
         return Snapshot(self.database, schema, infos, foreign, table)
 
 
@@ -155,8 +149,11 @@ class BigQueryConnector:
     def snapshot(self, schema: str, table: str | None = None) -> Snapshot:
         # The seven reads are independent: run them at once (a table event is then one round trip).
         reads = {
-            "tables": (BQ_TABLES, table), "descriptions": (BQ_TABLE_DESCRIPTIONS, table), "views": (BQ_VIEWS, table),
-            "columns": (BQ_COLUMNS, table), "paths": (BQ_FIELD_PATHS, table),
+            "tables": (BQ_TABLES, table),
+            "descriptions": (BQ_TABLE_DESCRIPTIONS, table),
+            "views": (BQ_VIEWS, table),
+            "columns": (BQ_COLUMNS, table),
+            "paths": (BQ_FIELD_PATHS, table),
             "keys": (BQ_KEY_COLUMNS, None),  # every table's keys: a foreign key may point at another table
             "referenced": (BQ_REFERENCED, None),
         }
@@ -176,20 +173,39 @@ class BigQueryConnector:
         by_table: dict[str, list[ColumnInfo]] = defaultdict(list)
         for row in sorted(columns, key=lambda row: (row["table_name"], row["ordinal_position"])):
             name = row["column_name"]
-            by_table[row["table_name"]].append(ColumnInfo(
-                name, row["data_type"], row["ordinal_position"], row["is_nullable"] == "YES",
-                column_descriptions.get((row["table_name"], name)), name in primary[row["table_name"]].values(),
-            ))
+            by_table[row["table_name"]].append(
+                ColumnInfo(
+                    name,
+                    row["data_type"],
+                    row["ordinal_position"],
+                    row["is_nullable"] == "YES",
+                    column_descriptions.get((row["table_name"], name)),
+                    name in primary[row["table_name"]].values(),
+                )
+            )
         for row in paths:
             if "." in row["field_path"]:
                 position = len(by_table[row["table_name"]]) + 1
-                by_table[row["table_name"]].append(ColumnInfo(
-                    row["field_path"], row["data_type"], position, True, row["description"], False, nested=True,
-                ))
+                by_table[row["table_name"]].append(
+                    ColumnInfo(
+                        row["field_path"],
+                        row["data_type"],
+                        position,
+                        True,
+                        row["description"],
+                        False,
+                        nested=True,
+                    )
+                )
         infos = tuple(
             TableInfo(
-                self.database, schema, row["table_name"], "VIEW" if row["table_type"] == "VIEW" else "TABLE",
-                descriptions.get(row["table_name"]), views.get(row["table_name"]), tuple(by_table[row["table_name"]]),
+                self.database,
+                schema,
+                row["table_name"],
+                "VIEW" if row["table_type"] == "VIEW" else "TABLE",
+                descriptions.get(row["table_name"]),
+                views.get(row["table_name"]),
+                tuple(by_table[row["table_name"]]),
             )
             for row in sorted(tables, key=lambda row: row["table_name"])
         )
@@ -208,10 +224,15 @@ class BigQueryConnector:
             rows.sort(key=lambda row: row["ordinal_position"])
             target_key = primary.get(target["table_name"], {})
             ref_columns = tuple(target_key.get(row["position_in_unique_constraint"], "") for row in rows)
-            found.append(ForeignKey(
-                name, f"{self.database}.{schema}.{table_name}", tuple(row["column_name"] for row in rows),
-                f"{target['table_catalog']}.{target['table_schema']}.{target['table_name']}", ref_columns,
-            ))
+            found.append(
+                ForeignKey(
+                    name,
+                    f"{self.database}.{schema}.{table_name}",
+                    tuple(row["column_name"] for row in rows),
+                    f"{target['table_catalog']}.{target['table_schema']}.{target['table_name']}",
+                    ref_columns,
+                )
+            )
         return tuple(found)
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 
-from worker.warehouse.audit_log import Event, Ignored, QueryEvent, TableEvent
 from worker.tasks.names import ABSORB_QUERIES, SYNC_TABLE
-
+from worker.warehouse.audit_log import Event, Ignored, QueryEvent, TableEvent
 
 Send = Callable[[str, list], None]  # task name, args
 

@@ -33,19 +33,28 @@ def extract_joins_command(queries_file: Path, dialect: str, schema_file: Path | 
         err.print(f"skipped line {line}: {reason}", highlight=False, markup=False)
     result = absorb(executions, dialect, schema)
     rows = sorted(result.pairs.items())
-    unresolved = [
-        {"query": shape, "columns": columns, "sql": result.samples[shape][:200]} for shape, columns in sorted(result.unresolved.items())
-    ]
+    unresolved = [{"query": shape, "columns": columns, "sql": result.samples[shape][:200]} for shape, columns in sorted(result.unresolved.items())]
     if as_json:
-        emit_json({
-            "executions": result.executions, "distinct_queries": len(result.shapes), "unparsable": len(result.unparsable),
-            "bad_lines": len(rejected), "duplicates": result.duplicates, "unresolved": unresolved,
-            "pairs": [
-                {"left": str(pair.left), "right": str(pair.right), "queries": len(stats.queries), "executions": stats.executions,
-                 "self_join": pair.self_join}
-                for pair, stats in rows
-            ],
-        })
+        emit_json(
+            {
+                "executions": result.executions,
+                "distinct_queries": len(result.shapes),
+                "unparsable": len(result.unparsable),
+                "bad_lines": len(rejected),
+                "duplicates": result.duplicates,
+                "unresolved": unresolved,
+                "pairs": [
+                    {
+                        "left": str(pair.left),
+                        "right": str(pair.right),
+                        "queries": len(stats.queries),
+                        "executions": stats.executions,
+                        "self_join": pair.self_join,
+                    }
+                    for pair, stats in rows
+                ],
+            }
+        )
         return
     out.print(
         f"{result.executions} executions, {len(result.shapes)} distinct queries, {len(result.unparsable)} unparsable, "

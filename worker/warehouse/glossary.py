@@ -116,8 +116,12 @@ def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryRep
         if unresolved:
             report.unresolved[term.name] = unresolved
         props = {
-            "name": term.name, "description": term.description, "synonyms": term.synonyms,
-            "tags": term.tags, "unresolved_tags": unresolved, "source": source,
+            "name": term.name,
+            "description": term.description,
+            "synonyms": term.synonyms,
+            "tags": term.tags,
+            "unresolved_tags": unresolved,
+            "source": source,
         }
         rows.append({"id": term.id, "props": props, "hash": content_hash(props)})
         tag_rows += [{"node": matches[tag][0], "term": term.id} for tag in term.tags if tag not in unresolved]

@@ -19,13 +19,16 @@ from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph, QueryLogReport
 
 MARKER = "/* lakegraph: jobs poll */"
-JOBS = MARKER + """
+JOBS = (
+    MARKER
+    + """
 SELECT job_id, project_id, job_type, state, creation_time, user_email, query
 FROM `region-{location}`.INFORMATION_SCHEMA.JOBS_BY_PROJECT
 WHERE creation_time >= @since
 ORDER BY creation_time, job_id
 LIMIT @limit
 """
+)
 READ_WATERMARK = f"MATCH (d:{Label.DATABASE} {{id: $project}}) RETURN d.jobs_watermark AS at"
 WRITE_WATERMARK = f"""
 MERGE (d:{Label.DATABASE} {{id: $project}})
@@ -56,12 +59,15 @@ class JobsPoller:
     def poll(self) -> PollReport:
         records = self.driver.execute_query(READ_WATERMARK, project=self.project, database_=self.database).records
         since = datetime.fromisoformat(records[0]["at"]) if records and records[0]["at"] else BEGINNING
-        config = bigquery.QueryJobConfig(query_parameters=[
-            bigquery.ScalarQueryParameter("since", "TIMESTAMP", since),
-            bigquery.ScalarQueryParameter("limit", "INT64", PAGE),
-        ])
+        config = bigquery.QueryJobConfig(
+            query_parameters=[
+                bigquery.ScalarQueryParameter("since", "TIMESTAMP", since),
+                bigquery.ScalarQueryParameter("limit", "INT64", PAGE),
+            ]
+        )
         rows = [
-            dict(row) for row in self.client.query(JOBS.format(location=self.location), job_config=config).result()
+            dict(row)
+            for row in self.client.query(JOBS.format(location=self.location), job_config=config).result()
             if not (row["query"] or "").startswith(MARKER)  # this poller's own queries
         ]
         report = PollReport(seen=len(rows))
@@ -71,11 +77,16 @@ class JobsPoller:
             if row["state"] != "DONE" or row["job_type"] != "QUERY" or not row["query"]:
                 continue
             job = self.client.get_job(row["job_id"], project=row["project_id"] or self.project, location=self.location)
-            events.append(QueryEvent(
-                job_id=f"{row['project_id'] or self.project}:{row['job_id']}", sql=row["query"],
-                user=row["user_email"] or "", at=_iso(row["creation_time"]), failed=bool(job.error_result),
-                referenced_tables=(),
-            ))
+            events.append(
+                QueryEvent(
+                    job_id=f"{row['project_id'] or self.project}:{row['job_id']}",
+                    sql=row["query"],
+                    user=row["user_email"] or "",
+                    at=_iso(row["creation_time"]),
+                    failed=bool(job.error_result),
+                    referenced_tables=(),
+                )
+            )
         report.finished = len(events)
         if events:
             report.absorbed = self.queries.absorb(events)

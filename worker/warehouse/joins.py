@@ -152,13 +152,10 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     return Extraction(frozenset(pairs), frozenset(tables), unresolved=frozenset(unresolved))
 
 
-def _qualified_scopes(
-    statement: exp.Expression, reparse: Callable[[], exp.Expression], dialect: str, schema: SchemaIndex
-) -> list[Scope]:
+def _qualified_scopes(statement: exp.Expression, reparse: Callable[[], exp.Expression], dialect: str, schema: SchemaIndex) -> list[Scope]:
     """Scopes of the qualified statement. A query naming a column the schema lacks (drift, a column
     not loaded yet) is parsed and qualified again without the schema: its qualified columns still count."""
-    options = {"dialect": dialect, "catalog": schema.default_catalog, "validate_qualify_columns": False,
-               "quote_identifiers": False, "identify": False}
+    options = {"dialect": dialect, "catalog": schema.default_catalog, "validate_qualify_columns": False, "quote_identifiers": False, "identify": False}
     try:
         return traverse_scope(qualify(statement, schema=schema.resolved(dialect), **options))
     except SqlglotError:

@@ -135,10 +135,12 @@ class QueryGraph:
                 report.duplicates += 1
             else:
                 fresh[event.job_id] = event
-        tx.run(RECORD_RUNS, rows=[
-            {"id": event.job_id, "query": fingerprint(event.sql), "user": event.user, "at": event.at, "failed": event.failed}
-            for event in fresh.values()
-        ]).consume()
+        tx.run(
+            RECORD_RUNS,
+            rows=[
+                {"id": event.job_id, "query": fingerprint(event.sql), "user": event.user, "at": event.at, "failed": event.failed} for event in fresh.values()
+            ],
+        ).consume()
         if fresh:
             stamp(tx, "query-log", max(event.at for event in fresh.values()))
         counted = [event for event in fresh.values() if not event.failed]
@@ -147,7 +149,10 @@ class QueryGraph:
             return report
         result = absorb(
             [Execution(event.job_id, event.sql, event.user) for event in counted],
-            self.dialect, self.schema(), workers=1, cache=self.cache,
+            self.dialect,
+            self.schema(),
+            workers=1,
+            cache=self.cache,
         )
         report.unparsable = len(result.unparsable)
         report.unresolved = len(result.unresolved)
@@ -157,22 +162,37 @@ class QueryGraph:
             shape = fingerprint(event.sql)
             times[shape].append(event.at)
             samples.setdefault(shape, event.sql)
-        tx.run(MERGE_QUERIES, rows=[
-            {
-                "id": shape, "sql": samples[shape][:20_000], "executions": len(times[shape]), "first": min(times[shape]),
-                "last": max(times[shape]), "error": extraction.error, "tables": sorted(extraction.tables),
-                "unresolved": sorted(extraction.unresolved),
-            }
-            for shape, extraction in result.shapes.items()
-        ]).consume()
+        tx.run(
+            MERGE_QUERIES,
+            rows=[
+                {
+                    "id": shape,
+                    "sql": samples[shape][:20_000],
+                    "executions": len(times[shape]),
+                    "first": min(times[shape]),
+                    "last": max(times[shape]),
+                    "error": extraction.error,
+                    "tables": sorted(extraction.tables),
+                    "unresolved": sorted(extraction.unresolved),
+                }
+                for shape, extraction in result.shapes.items()
+            ],
+        ).consume()
         join_rows = []
         for pair, stats in result.pairs.items():
             stamps = [stamp for shape in stats.queries for stamp in times[shape]]
-            join_rows.append({
-                "left": str(pair.left), "right": str(pair.right), "executions": stats.executions,
-                "queries": sorted(stats.queries), "users": sorted(stats.users), "first": min(stamps), "last": max(stamps),
-                "self_join": pair.self_join,
-            })
+            join_rows.append(
+                {
+                    "left": str(pair.left),
+                    "right": str(pair.right),
+                    "executions": stats.executions,
+                    "queries": sorted(stats.queries),
+                    "users": sorted(stats.users),
+                    "first": min(stamps),
+                    "last": max(stamps),
+                    "self_join": pair.self_join,
+                }
+            )
         tx.run(MERGE_JOINS, rows=join_rows, now=now).consume()
         report.pairs = len(join_rows)
         return report

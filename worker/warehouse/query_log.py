@@ -75,10 +75,14 @@ def read_queries(path: Path) -> tuple[list[Execution], list[tuple[int, str]]]:
                 continue
             try:
                 row = json.loads(line)
-                executions.append(Execution(
-                    id=str(row["id"]), sql=str(row["sql"]), user=str(row.get("user") or ""),
-                    dialect=str(row.get("dialect") or ""),
-                ))
+                executions.append(
+                    Execution(
+                        id=str(row["id"]),
+                        sql=str(row["sql"]),
+                        user=str(row.get("user") or ""),
+                        dialect=str(row.get("dialect") or ""),
+                    )
+                )
             except (ValueError, KeyError, TypeError) as error:
                 rejected.append((number, f"{type(error).__name__}: {error}"))
     return executions, rejected
@@ -90,7 +94,10 @@ def _extract(job: tuple[str, str, SchemaIndex]) -> Extraction:
 
 
 def absorb(
-    executions: Iterable[Execution], dialect: str, schema: SchemaIndex, workers: int | None = None,
+    executions: Iterable[Execution],
+    dialect: str,
+    schema: SchemaIndex,
+    workers: int | None = None,
     cache: dict[str, Extraction] | None = None,
 ) -> Absorbed:
     """Group executions by shape and resolve each new shape once; `cache` carries resolved shapes

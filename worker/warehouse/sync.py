@@ -12,11 +12,11 @@ from worker import problems
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
+from worker.tasks.names import SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter
-from worker.tasks.names import SYNC_GLOSSARY
 
 SOURCE = "warehouse"
 

@@ -137,8 +137,12 @@ class MetadataWriter:
         foreign = {f"{key.table}.{column}" for key in snapshot.foreign_keys for column in key.columns}
         for table in snapshot.tables:
             props = {
-                "name": table.name, "kind": table.kind, "description": table.description, "view_sql": table.view_sql,
-                "schema": snapshot.schema, "database": snapshot.database,
+                "name": table.name,
+                "kind": table.kind,
+                "description": table.description,
+                "view_sql": table.view_sql,
+                "schema": snapshot.schema,
+                "database": snapshot.database,
             }
             digest = content_hash(props)
             old_hash, old_columns = stored.get(table.id, (None, {}))

@@ -184,7 +184,11 @@ def _jump_anchor(point: Point) -> str:
 
 
 def _describe(
-    parsed: ParsedFile, reader: PdfReader, lines: list[Line], starts: list[_Start], id_patterns: Sequence[re.Pattern[str]],
+    parsed: ParsedFile,
+    reader: PdfReader,
+    lines: list[Line],
+    starts: list[_Start],
+    id_patterns: Sequence[re.Pattern[str]],
 ) -> None:
     title, identifier, id_title = metadata.declared(reader)
     opening = lines[:ID_LINES]
@@ -195,10 +199,7 @@ def _describe(
         first_start = starts[0].line if starts else len(lines)
         first_page = lines[0].page if lines else 0
         preamble = [line for index, line in enumerate(lines) if index < first_start and line.page == first_page]
-        skip = {
-            index for index, line in enumerate(preamble)
-            if metadata.id_in_text([line], id_patterns) or numbering.toc_entry(line.text)
-        }
+        skip = {index for index, line in enumerate(preamble) if metadata.id_in_text([line], id_patterns) or numbering.toc_entry(line.text)}
         title = metadata.title_in_text(preamble, skip) or (starts[0].block.title if starts else "") or id_title
     if title:
         parsed.front_matter["title"] = title

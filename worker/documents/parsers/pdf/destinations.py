@@ -25,11 +25,7 @@ class Point:
 class Destinations:
     def __init__(self, reader: PdfReader) -> None:
         self.reader = reader
-        self.pages = {
-            page.indirect_reference.idnum: index
-            for index, page in enumerate(reader.pages)
-            if page.indirect_reference is not None
-        }
+        self.pages = {page.indirect_reference.idnum: index for index, page in enumerate(reader.pages) if page.indirect_reference is not None}
         self._named: dict[str, Destination] | None = None
 
     @property

@@ -37,8 +37,5 @@ def strip(pages: list[list[Line]]) -> list[list[Line]]:
     kept = []
     for page, lines in zip(pages, bands, strict=True):
         band = {id(line) for line in lines}
-        kept.append([
-            line for line in page
-            if id(line) not in band or not (_PAGE_NUMBER.match(line.text) or repeats[_key(line)] >= needed)
-        ])
+        kept.append([line for line in page if id(line) not in band or not (_PAGE_NUMBER.match(line.text) or repeats[_key(line)] >= needed)])
     return kept

@@ -27,7 +27,7 @@ class PageLink:
 
 
 def _rect(annotation: dict) -> tuple[float, float]:
-    x0, y0, x1, y1 = (float(value) for value in annotation["/Rect"])
+    _x0, y0, _x1, y1 = (float(value) for value in annotation["/Rect"])
     return max(y0, y1), min(y0, y1)
 
 

@@ -66,9 +66,9 @@ def _candidate(text: str) -> Numbered | None:
 def _follows(previous: tuple[int, ...] | None, number: tuple[int, ...]) -> bool:
     if previous is None:
         return number[0] <= 1 and all(part == 1 for part in number[1:])
-    if number == previous + (1,):
+    if number == (*previous, 1):
         return True
-    return any(number == previous[:depth] + (previous[depth] + 1,) for depth in range(len(previous)))
+    return any(number == (*previous[:depth], previous[depth] + 1) for depth in range(len(previous)))
 
 
 def _body_size(lines: list[Line]) -> float:

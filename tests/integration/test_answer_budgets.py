@@ -1,0 +1,139 @@
+"""Answers sized for an agent on real size: the PowerShell documentation estate (3,088 real pages)
+and a generated 10,000-document library in one graph. Every shape at its defaults stays within
+its budget, and walking any answer's cursor reassembles exactly the unbounded answer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from shapes.budget import rows_of, with_rows
+from shapes.registry import SPECS
+from shapes.service import Shapes
+from shapes.spec import MAX_TOKENS
+from tests.benchmarks.corpus import generate
+from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
+from tests.paging import reassembled, walk
+from worker.documents.loader import load
+from worker.documents.sync import DocumentSync
+from worker.graph.setup import apply_schema
+from worker.settings import Settings
+from worker.themes.runner import ThemeRunner
+
+pytestmark = pytest.mark.timeout(1200)
+GENERATED = 10_000
+CMDLETS = [
+    "Get-Process",
+    "Get-ChildItem",
+    "Set-Location",
+    "Invoke-Command",
+    "Start-Job",
+    "Get-Help",
+    "Where-Object",
+    "ForEach-Object",
+    "Select-Object",
+    "Get-Content",
+    "Out-File",
+    "Import-Module",
+    "New-Item",
+    "Remove-Item",
+    "No-SuchCmdlet",
+]
+
+
+@pytest.fixture(scope="module")
+def estate(neo4j_service: Neo4jService, driver: Driver, powershell_docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Shapes:
+    wipe(driver)
+    bench = tmp_path_factory.mktemp("bench")
+    generate(bench, GENERATED)
+    settings: Settings = neo4j_service.settings.with_section(
+        "documents",
+        libraries=[{"name": "ps", "root": powershell_docs}, {"name": "bench", "root": bench}],
+    )
+    apply_schema(settings, driver, "neo4j")
+    report = load(DocumentSync(settings, driver, "neo4j"))
+    assert report.documents > GENERATED + 3000
+    ThemeRunner(settings, driver, "neo4j").run(force=True)
+    return Shapes(settings, driver, "neo4j")
+
+
+def largest_theme(shapes: Shapes) -> str:
+    return shapes.ask("themes", max_tokens=MAX_TOKENS).result.themes[0].id
+
+
+# Calls an agent makes with nothing but the required parameters (the shapes a docs-only graph offers).
+AT_DEFAULTS: list[tuple[str, dict[str, Any]]] = [
+    ("outline", {}),
+    ("outline", {"uri": "ps"}),
+    ("outline", {"uri": "bench"}),
+    ("outline", {"uri": "bench/manuals/engine"}),
+    ("outline", {"uri": "ps", "depth": 20}),
+    ("search", {"query": "process"}),
+    ("search", {"query": "coil", "k": 200}),
+    ("coverage", {"terms": CMDLETS}),
+    ("links", {}),
+    ("links", {"broken": True}),
+    ("themes", {}),
+    ("theme_changes", {}),
+    ("schema", {}),
+    ("freshness", {}),
+    ("cypher", {"query": "MATCH (d:Document) RETURN d.uri AS uri, d.displayName AS name ORDER BY uri"}),
+    ("joins", {}),
+]
+# Calls whose whole answer fits MAX_TOKENS, walked a small page at a time.
+WALKS: list[tuple[str, dict[str, Any]]] = [
+    ("outline", {"uri": "ps", "depth": 2}),
+    ("outline", {"uri": "bench", "depth": 2}),
+    ("outline", {"uri": "ps/docs-conceptual", "depth": 3}),
+    ("search", {"query": "coil", "k": 200}),
+    ("coverage", {"terms": CMDLETS}),
+    ("links", {"under": "ps/reference/7.4/Microsoft.PowerShell.Core"}),
+    ("links", {"broken": True}),
+    ("themes", {}),
+    ("themes", {"level": 1}),
+    ("schema", {}),
+    ("cypher", {"query": "MATCH (d:Document) WHERE d.uri STARTS WITH 'bench/recalls' RETURN d.uri AS uri ORDER BY uri"}),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), AT_DEFAULTS, ids=[f"{name}{sorted(params)}" for name, params in AT_DEFAULTS])
+def test_every_shape_at_its_defaults_fits_its_budget(estate: Shapes, name: str, params: dict[str, Any]) -> None:
+    answer = estate.ask(name, **params)
+    budget = estate.settings.shapes.answer_tokens * 4
+    assert len(json.dumps(answer.data(), default=str)) <= budget and len(answer.text()) <= budget
+    assert answer.page.total >= answer.page.shown > 0 or answer.page.total == 0
+    if answer.page.truncated:
+        assert answer.page.next_cursor and ("cursor=" in answer.text())
+
+
+def test_an_outline_over_budget_reads_like_a_table_of_contents(estate: Shapes) -> None:
+    answer = estate.ask("outline", uri="ps", depth=20)
+    assert answer.page.overview and answer.page.total > 50_000
+    rows = answer.result.rows
+    assert rows[0].uri == "ps" and max(row.depth for row in rows) >= 1
+    summarised = [row for row in rows if "below" in row.note]
+    assert summarised and all(any(word in row.note for word in ("document", "section", "folder", "link")) for row in summarised)
+    drilled = estate.ask("outline", uri=summarised[0].uri, depth=20)  # its URI drills in
+    assert drilled.result.rows[0].uri == summarised[0].uri
+
+
+@pytest.mark.parametrize("tokens", [400, 3000])
+@pytest.mark.parametrize(("name", "params"), WALKS, ids=[f"{name}{sorted(params.items())}" for name, params in WALKS])
+def test_walking_the_cursor_reassembles_the_unbounded_answer(estate: Shapes, name: str, params: dict[str, Any], tokens: int) -> None:
+    if name == "themes" and params.get("level") == 1:
+        params = {"theme": largest_theme(estate)}
+    whole = estate.ask(name, **params, max_tokens=MAX_TOKENS)
+    assert not whole.page.truncated and not whole.page.overview
+    fields = SPECS[name].rows
+    pages = walk(estate, name, **params, max_tokens=tokens)
+    assert reassembled(pages) == rows_of(whole.result, fields)  # every row once, in the same order
+    assert len(pages) > 1 or whole.page.total <= 1
+    for page in pages:  # the fixed part (counts, the query, the run) is on every page
+        assert asdict(with_rows(page.result, fields, [])) == asdict(with_rows(whole.result, fields, []))
+        assert page.page.total == whole.page.total
