@@ -117,7 +117,8 @@ def run_cypher(driver: Driver, database: str, query: str, parameters: dict, max_
     @unit_of_work(timeout=timeout)
     def read(tx: ManagedTransaction) -> tuple[list[str], list[list[Any]], bool]:
         result = tx.run(query, parameters)
-        rows, truncated = [], False
+        rows: list[list[Any]] = []
+        truncated = False
         for record in result:
             if len(rows) == max_rows:
                 truncated = True

@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from neo4j import Driver
 from redis.exceptions import RedisError
@@ -73,7 +74,7 @@ class FreshnessProbe:
         """Queued tasks per source, from the broker's list (a bounded sample); None if unreachable."""
         try:
             client = redis_server.broker_client(self.settings, timeout=0.5)
-            messages = client.lrange(QUEUE, 0, QUEUE_SAMPLE - 1)
+            messages = cast(list[bytes], client.lrange(QUEUE, 0, QUEUE_SAMPLE - 1))  # a sync client
         except (EngineUnavailable, RedisError, OSError):
             return None  # an unreachable broker makes the backlog unknown, never the shape fail
         counts: Counter[str] = Counter()

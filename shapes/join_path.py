@@ -135,8 +135,9 @@ class JoinPathShape:
 
     def _read_edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """Both directions of every table pair, composite keys grouped by constraint name."""
-        grouped: dict[tuple, list] = defaultdict(list)
+        grouped: dict[tuple[str, ...], list] = defaultdict(list)
         for row in self.driver.execute_query(EDGES, min_confidence=min_confidence, database_=self.database).records:
+            key: tuple[str, ...]
             if row["kind"] == "declared":
                 key = ("declared", row["left"], row["right"], row["name"])
             else:

@@ -107,7 +107,7 @@ class LakegraphMCP:
                 name=name,
                 description=SPECS[name].description,
                 structured_output=False,
-                annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+                annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
             )
         changed = wanted != self.offered
         self.offered = wanted

@@ -81,7 +81,7 @@ def render_page(page: Page) -> str:
 class Shapes:
     def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
         self.settings = settings
-        self.driver: Driver = ReadDriver(driver)  # type: ignore[assignment] — the part of Driver shapes use
+        self.driver: Driver = ReadDriver(driver)  # type: ignore[assignment]  # the part of Driver shapes use
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
         self.join_paths = join_path.JoinPathShape(self.driver, database)
@@ -117,9 +117,10 @@ class Shapes:
         return Answer(name, result, page, freshness, spec.render)
 
     def _page(self, spec: ShapeSpec, params: Params) -> tuple[Any, Page, freshness_shape.Freshness]:
-        chars = (params.max_tokens or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
         call = params.model_dump()
-        sid = budget.snapshot_of(params.cursor) if params.cursor else ""
+        cursor: str | None = call["cursor"]  # the paging parameters every spec's model adds
+        chars = (call["max_tokens"] or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
+        sid = budget.snapshot_of(cursor) if cursor else ""
         kept = self.snapshots.get(sid, budget.call_hash(call)) if sid else None
         whole = spec.run(self, params) if kept is None else kept
         freshness = self.probe()
@@ -128,11 +129,11 @@ class Shapes:
         def keep() -> str:
             return sid if kept is not None else self.snapshots.keep(budget.call_hash(call), whole)
 
-        if spec.overview is not None and params.cursor is None and budget.size(asdict(whole)) + other > chars:
+        if spec.overview is not None and cursor is None and budget.size(asdict(whole)) + other > chars:
             summary = spec.overview(whole, chars - other - budget.PAGE_RESERVE)
             if summary is not None:
                 return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.Rows(whole, spec.rows)), keep), freshness
-        result, page = budget.paginate(whole, spec.rows, call, params.cursor, chars, other, keep)
+        result, page = budget.paginate(whole, spec.rows, call, cursor, chars, other, keep)
         return result, page, freshness
 
     def available(self) -> set[str]:

@@ -15,6 +15,7 @@ import colorsys
 import json
 import math
 from collections.abc import AsyncIterator
+from collections.abc import Set as AbstractSet
 from html import escape
 
 import anyio
@@ -53,7 +54,7 @@ def touched(changes: dict | None) -> set[str]:
     return found | {theme for move in changes.get("moved", []) for theme in (move["from"], move["to"]) if theme}
 
 
-def svg(result: ThemesResult, changed: set[str] = frozenset()) -> str:
+def svg(result: ThemesResult, changed: AbstractSet[str] = frozenset()) -> str:
     """Themes on a circle, area proportional to size, in their colours; lines as heavy as their
     crossover links, each labelled with its count; the themes of the latest change ringed."""
     count = max(len(result.themes), 1)

@@ -285,13 +285,20 @@ def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: boo
             problem = problems.get(driver, where.database, replay_id) or next((p for p in held if p.id == replay_id), None)
             if problem is None:
                 raise LakegraphError(f"no recorded problem {replay_id!r}; `lakegraph errors` lists them")
-            _replay(ctx, problem)
+            from worker.replay import replay
+
+            replay(ctx.settings, problem, say)
             return
         found = problems.listing(driver, where.database, source)
     if as_json:
         emit_json([{**problem.__dict__, "held": True} for problem in held] + [{**problem.__dict__, "held": False} for problem in found])
         return
     _print_problems(held, found)
+
+
+def say(line: str) -> None:
+    """A line for the person at the terminal, printed as it is (no markup, no highlighting)."""
+    out.print(line, highlight=False, markup=False)
 
 
 def _print_problems(held: list[Problem], found: list[Problem]) -> None:
@@ -318,63 +325,22 @@ def _held_problems(settings: Settings) -> list[Problem]:
         return []
 
 
-def _replay(ctx: Context, problem: Problem) -> None:
-    if not problem.task:
-        raise LakegraphError(f"problem {problem.id} has nothing to replay: {problem.reason}")
-    from worker.celery_app import create_app
-
-    result = create_app(ctx.settings).send_task(problem.task, args=problem.args)
-    out.print(f"replaying {problem.task}{tuple(problem.args)} as task {result.id}", highlight=False)
-    try:
-        outcome = result.get(timeout=120)
-    except Exception as error:
-        raise LakegraphError(f"replay of {problem.id} failed: {type(error).__name__}: {error}") from None
-    out.print(f"done: {outcome}", highlight=False)
-
-
 @cli.command()
 @pass_context
 def watch(ctx: Context) -> None:
     """Watch the document libraries and the audit-log folder; enqueue a task per changed path (run by `up`)."""
     from worker.watch import run
 
-    run(ctx.settings, lambda line: out.print(line, highlight=False, markup=False))
+    run(ctx.settings, say)
 
 
 @cli.command()
 @pass_context
 def subscribe(ctx: Context) -> None:
     """Stream BigQuery audit-log entries from Pub/Sub into tasks (run by `up` when configured)."""
-    import signal as signals
-    import threading
+    from worker.warehouse.subscribe import run
 
-    import redis
-
-    from worker import problems
-    from worker.celery_app import create_app
-    from worker.runtime import redis_server
-    from worker.warehouse.pubsub_source import AuditLogSubscriber
-
-    settings = ctx.settings
-    if not settings.pubsub.subscription:
-        raise LakegraphError("no Pub/Sub subscription: set pubsub.project and pubsub.subscription")
-    app = create_app(settings)
-    driver, where = connect(settings)
-
-    def record_poison(message_id: str, reason: str) -> None:
-        problems.park(lambda: (driver, where.database), broker, "pubsub", f"message:{message_id}", "skipped", reason, "", [])
-
-    def broker() -> redis.Redis:
-        return redis_server.broker_client(settings, timeout=5)
-
-    subscriber = AuditLogSubscriber(settings, lambda task, args: app.send_task(task, args=args), record_poison)
-    stop = threading.Event()
-    for sig in (signals.SIGINT, signals.SIGTERM):
-        signals.signal(sig, lambda *_: stop.set())
-    out.print(f"subscribed to {settings.pubsub.project}/{settings.pubsub.subscription}", highlight=False, markup=False)
-    with driver:
-        subscriber.run(stop)
-    out.print(f"stopped: {dict(subscriber.counts)}", highlight=False, markup=False)
+    run(ctx.settings, say)
 
 
 for _spec in SPECS.values():

@@ -123,6 +123,11 @@ def test_an_outline_over_budget_reads_like_a_table_of_contents(estate: Shapes) -
     assert drilled.result.rows[0].uri == summarised[0].uri
 
 
+def fixed(result: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The answer without its rows, and without a query's timing (it differs from call to call)."""
+    return {key: value for key, value in asdict(with_rows(result, fields, [])).items() if key != "milliseconds"}
+
+
 @pytest.mark.parametrize("tokens", [400, 3000])
 @pytest.mark.parametrize(("name", "params"), WALKS, ids=[f"{name}{sorted(params.items())}" for name, params in WALKS])
 def test_walking_the_cursor_reassembles_the_unbounded_answer(estate: Shapes, name: str, params: dict[str, Any], tokens: int) -> None:
@@ -133,7 +138,7 @@ def test_walking_the_cursor_reassembles_the_unbounded_answer(estate: Shapes, nam
     fields = SPECS[name].rows
     pages = walk(estate, name, **params, max_tokens=tokens)
     assert reassembled(pages) == rows_of(whole.result, fields)  # every row once, in the same order
-    assert len(pages) > 1 or whole.page.total <= 1
+    assert len(pages) > 1 or len(json.dumps(whole.data(), default=str)) <= tokens * 4  # cut when it must be
     for page in pages:  # the fixed part (counts, the query, the run) is on every page
-        assert asdict(with_rows(page.result, fields, [])) == asdict(with_rows(whole.result, fields, []))
+        assert fixed(page.result, fields) == fixed(whole.result, fields)
         assert page.page.total == whole.page.total

@@ -251,7 +251,7 @@ def test_links_broken_lists_each_unresolved_link_with_its_reason(neo4j_service: 
     load(make_sync(neo4j_service, graph, lib=root), workers=1)
     result = run_cli("links", "--broken", env=clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(tmp_path / "s")))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
+    lines = result.stdout.split("\n\n")[0].splitlines()  # the listing, then its freshness
     assert lines[0] == "0 resolved links, 3 unresolved"
     assert lines[1:] == [
         "lib/a#a  missing.md  (no document at lib/missing)",
