@@ -7,14 +7,13 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from types import UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import Any
 
 import click
 from pydantic.fields import FieldInfo
 
 from shapes.service import Shapes
-from shapes.spec import BOUND_WORDS, ShapeSpec, limits
+from shapes.spec import BOUND_WORDS, ShapeSpec, limits, value_kind
 from worker.cli_support import Context, emit_json, out, pass_context
 from worker.errors import LakegraphError
 from worker.graph.connection import connect
@@ -48,13 +47,6 @@ def flag(name: str) -> str:
     return f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
 
 
-def _plain_type(annotation: Any) -> Any:
-    """`str | None` -> str, `list[str]` -> list (what the CLI sees)."""
-    members = [member for member in get_args(annotation) if member is not type(None)] if get_origin(annotation) in (Union, UnionType) else [annotation]
-    plain = members[0]
-    return get_origin(plain) or plain
-
-
 def _help(field: FieldInfo) -> str:
     bounds = ", ".join(f"{BOUND_WORDS[rule]} {value}" for rule, value in limits(field).items())
     return f"{field.description} ({bounds})" if bounds else field.description or ""
@@ -64,7 +56,7 @@ def cli_parameter(spec: ShapeSpec, name: str, field: FieldInfo) -> click.Paramet
     """A field as a click argument (the spec's `arguments`) or option with the model's default.
     Values reach the model as typed (JSON for objects), so the model alone converts and bounds
     them and a refusal reads as it does over MCP and HTTP."""
-    kind = _plain_type(field.annotation)
+    kind = value_kind(field)
     many = kind is list
     if name in spec.arguments:
         return click.Argument([name], nargs=-1 if many else 1, required=field.is_required())
@@ -106,8 +98,8 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
             shown = None
             while True:
                 answer = shapes.ask(spec.name, **raw)
-                seen = json.dumps(asdict(answer.result), default=str, sort_keys=True)
-                if seen != shown:
+                seen = json.dumps(asdict(answer.result), default=str, sort_keys=True) if watch else None
+                if seen is None or seen != shown:
                     if as_json:
                         emit_json(answer.data())
                     else:

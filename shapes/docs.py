@@ -36,8 +36,8 @@ def row(spec: ShapeSpec) -> str:
 
 def table() -> str:
     lines = ["| shape | CLI, MCP, HTTP | parameters (default, bounds; ? optional) | what it answers |", "|---|---|---|---|"]
-    paging = ", ".join(describe(name, field) for name, field in SPECS["outline"].fields().items() if name in PAGING)
-    every = f"Every shape also takes {paging}: {'; '.join(str(field.description) for name, field in SPECS['outline'].fields().items() if name in PAGING)}."
+    paging = {name: field for name, (_, field) in PAGING.items()}
+    every = f"Every shape also takes {', '.join(describe(name, field) for name, field in paging.items())}: {'; '.join(str(field.description) for field in paging.values())}."
     return "\n".join([BEGIN, *lines, *(row(spec) for spec in SPECS.values()), "", every, END])
 
 

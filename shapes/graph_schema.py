@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from neo4j import Driver
 
 from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
 
 NAMES = """
 CALL () { CALL db.labels() YIELD label RETURN collect(label) AS labels }
@@ -41,7 +42,7 @@ class GraphSchemaShape:
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
         self.database = database
-        self._properties: tuple[tuple, tuple[dict[str, list[str]], dict[str, list[str]]]] | None = None
+        self.properties: Versioned[tuple[dict[str, list[str]], dict[str, list[str]]]] = Versioned(1)
 
     def _run(self, query: str) -> list:
         return self.driver.execute_query(query, database_=self.database).records
@@ -51,9 +52,7 @@ class GraphSchemaShape:
         labels, types = sorted(found["labels"]), sorted(found["types"])
         indexes = [dict(row) for row in self._run(INDEXES)]
         names = (tuple(labels), tuple(types), tuple(sorted(found["keys"])), tuple(index["name"] for index in indexes))
-        if self._properties is None or self._properties[0] != names:
-            self._properties = (names, self._read_properties())
-        node_properties, relationship_properties = self._properties[1]
+        node_properties, relationship_properties = self.properties.get(names, None, self._read_properties)
         counts = self._counts(labels, types)
         return GraphSchema(
             labels={label: counts["label", position] for position, label in enumerate(labels) if ("label", position) in counts},

@@ -11,7 +11,7 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, get_origin
+from typing import Any
 
 import anyio
 from neo4j.exceptions import DriverError, Neo4jError
@@ -27,7 +27,7 @@ from shapes.freshness import Freshness
 from shapes.metrics import REGISTRY
 from shapes.registry import SPECS
 from shapes.service import Shapes
-from shapes.spec import ShapeSpec
+from shapes.spec import ShapeSpec, value_kind
 from worker.errors import LakegraphError
 
 log = logging.getLogger(__name__)
@@ -44,13 +44,9 @@ def _query_params(spec: ShapeSpec, request: Request) -> dict[str, Any]:
     """A GET's query string as the model's raw input: a list field takes every value, others the last."""
     fields = spec.fields()
     return {
-        key: values if key in fields and _is_list(fields[key].annotation) else values[-1]
+        key: values if key in fields and value_kind(fields[key]) is list else values[-1]
         for key, values in ((key, request.query_params.getlist(key)) for key in request.query_params)
     }
-
-
-def _is_list(annotation: Any) -> bool:
-    return get_origin(annotation) is list
 
 
 async def _body_params(request: Request) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
 from worker.graph.schema import Label, Rel
 
 MAX_HOPS = 6
@@ -97,7 +98,7 @@ class JoinPathShape:
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
         self.database = database
-        self._cached: tuple[tuple, dict[str, list[_Edge]]] | None = None
+        self.graphs: Versioned[dict[str, list[_Edge]]] = Versioned(1)
 
     def resolve(self, name: str) -> str:
         name = name.strip().strip("`")
@@ -128,10 +129,7 @@ class JoinPathShape:
     def _edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """The join graph, rebuilt only when the warehouse or query log changed since the last call."""
         stamps = tuple(row["stamp"] for row in self.driver.execute_query(GRAPH_VERSION, database_=self.database).records)
-        version = (stamps, min_confidence)
-        if self._cached is None or self._cached[0] != version:
-            self._cached = (version, self._read_edges(min_confidence))
-        return self._cached[1]
+        return self.graphs.get(stamps, min_confidence, lambda: self._read_edges(min_confidence))
 
     def _read_edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """Both directions of every table pair, composite keys grouped by constraint name."""

@@ -120,14 +120,15 @@ class Shapes:
         call = params.model_dump()
         cursor: str | None = call["cursor"]  # the paging parameters every spec's model adds
         chars = (call["max_tokens"] or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
+        call_key = budget.call_hash(call)
         sid = budget.snapshot_of(cursor) if cursor else ""
-        kept = self.snapshots.get(sid, budget.call_hash(call)) if sid else None
+        kept = self.snapshots.get(sid, call_key) if sid else None
         whole = spec.run(self, params) if kept is None else kept
         freshness = self.probe()
         other = budget.size(asdict(freshness))
 
         def keep() -> str:
-            return sid if kept is not None else self.snapshots.keep(budget.call_hash(call), whole)
+            return sid if kept is not None else self.snapshots.keep(call_key, whole)
 
         if spec.overview is not None and cursor is None and budget.size(asdict(whole)) + other > chars:
             summary = spec.overview(whole, chars - other - budget.PAGE_RESERVE)

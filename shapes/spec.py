@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -89,6 +90,14 @@ class ShapeSpec:
 
 
 BOUND_WORDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<", "min_length": "length ≥", "max_length": "length ≤"}
+
+
+def value_kind(field: FieldInfo) -> Any:
+    """What a field takes, as a surface reads it: `str | None` -> str, `list[str]` -> list."""
+    annotation = field.annotation
+    if get_origin(annotation) in (Union, UnionType):
+        annotation = next(member for member in get_args(annotation) if member is not type(None))
+    return get_origin(annotation) or annotation
 
 
 def limits(field: FieldInfo) -> dict[str, Any]:

@@ -22,12 +22,14 @@ class Versioned(Generic[V]):
 
     def get(self, version: Hashable, key: Hashable, compute: Callable[[], V]) -> V:
         with self._lock:
-            if version != self._version or len(self._values) >= self.kept:
+            if version != self._version:
                 self._version, self._values = version, {}
             if key in self._values:
                 return self._values[key]
         value = compute()
         with self._lock:
             if version == self._version:
+                if len(self._values) >= self.kept:  # the oldest answer makes room
+                    del self._values[next(iter(self._values))]
                 self._values[key] = value
         return value

@@ -19,6 +19,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from neo4j import Driver
 
+from shapes.commands import flag
 from shapes.registry import SPECS
 from shapes.spec import ShapeSpec
 from tests import lakehouse
@@ -101,7 +102,7 @@ def cli_args(spec: ShapeSpec, params: dict[str, Any]) -> list[str]:
     for name, value in params.items():
         if name in spec.arguments:
             continue
-        option = f"-{name}" if len(name) == 1 else f"--{name.replace('_', '-')}"
+        option = flag(name)
         if isinstance(value, bool):
             args += [option] if value else []
         elif isinstance(value, list):

@@ -85,3 +85,24 @@ def test_a_snapshot_serves_its_own_call_until_newer_ones_push_it_out() -> None:
     for index in range(KEPT - 1):
         kept.keep(f"call-{index}", [index])
     assert kept.get(first, "call-a") is None and kept.get(second, "call-a") == ["again"]
+
+
+def test_a_versioned_answer_is_kept_until_its_version_moves_and_a_full_cache_drops_its_oldest() -> None:
+    from shapes.versioned import Versioned
+
+    computed: list[str] = []
+
+    def compute(key: str) -> str:
+        computed.append(key)
+        return key.upper()
+
+    kept: Versioned[str] = Versioned(2)
+    for key in ("a", "b", "a", "b"):
+        assert kept.get(1, key, lambda key=key: compute(key)) == key.upper()
+    assert computed == ["a", "b"]  # a full cache still answers what it holds
+    kept.get(1, "c", lambda: compute("c"))
+    kept.get(1, "b", lambda: compute("b"))
+    kept.get(1, "a", lambda: compute("a"))
+    assert computed == ["a", "b", "c", "a"]  # "a", the oldest, made room for "c"
+    kept.get(2, "b", lambda: compute("b"))
+    assert computed[-1] == "b"  # a new version reads again
