@@ -16,6 +16,7 @@ from pydantic import Field
 from shapes.errors import ShapeError
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec
+from worker.bridge.mentions import NODE_TEXT
 from worker.documents.tokens import token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
 
@@ -27,7 +28,7 @@ MAX_URIS = 25
 CANDIDATE_NODES = f"""
 CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node
 WHERE node.uri STARTS WITH $under
-RETURN node.uri AS uri, coalesce(node.displayName, '') + '\\n' + coalesce(node.name, '') + '\\n' + coalesce(node.text, '') AS text
+RETURN node.uri AS uri, {NODE_TEXT.format(node="node")} AS text
 """
 
 

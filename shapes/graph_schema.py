@@ -17,9 +17,10 @@ CALL () { CALL db.relationshipTypes() YIELD relationshipType RETURN collect(rela
 CALL () { CALL db.propertyKeys() YIELD propertyKey RETURN collect(propertyKey) AS keys }
 RETURN labels, types, keys
 """
-# Counts with a literal label or type come from Neo4j's count store (no scan); names are quoted.
-COUNT_LABEL = "MATCH (n:{name}) RETURN 'label' AS kind, {position} AS position, count(n) AS n"
-COUNT_TYPE = "MATCH ()-[r:{name}]->() RETURN 'type' AS kind, {position} AS position, count(r) AS n"
+# Counts with a literal label or type come from Neo4j's count store (no scan) only while the
+# count is aggregated alone: grouping it with the literal columns would scan every node.
+COUNT_LABEL = "MATCH (n:{name}) WITH count(n) AS n RETURN 'label' AS kind, {position} AS position, n"
+COUNT_TYPE = "MATCH ()-[r:{name}]->() WITH count(r) AS n RETURN 'type' AS kind, {position} AS position, n"
 NODE_PROPERTIES = "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName, propertyTypes RETURN nodeLabels, propertyName, propertyTypes"
 REL_PROPERTIES = "CALL db.schema.relTypeProperties() YIELD relType, propertyName, propertyTypes RETURN relType, propertyName, propertyTypes"
 INDEXES = "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state RETURN name, type, labelsOrTypes, properties, state ORDER BY name"
@@ -63,10 +64,9 @@ class GraphSchemaShape:
         )
 
     def _counts(self, labels: list[str], types: list[str]) -> dict[tuple[str, int], int]:
-        """Every label's and type's count in one round trip (a name with nothing left gives no row)."""
-        parts = [COUNT_LABEL.format(name=_quoted(name), position=position) for position, name in enumerate(labels)]
-        parts += [COUNT_TYPE.format(name=_quoted(name), position=position) for position, name in enumerate(types)]
-        return {(row["kind"], row["position"]): row["n"] for row in self._run(" UNION ALL ".join(parts))} if parts else {}
+        """Every label's and type's count in one round trip; a name with nothing left is not listed."""
+        rows = self._run(counts_query(labels, types)) if labels or types else []
+        return {(row["kind"], row["position"]): row["n"] for row in rows if row["n"]}
 
     def _read_properties(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         node_props: dict[str, set[str]] = defaultdict(set)
@@ -79,6 +79,13 @@ class GraphSchemaShape:
             if row["propertyName"]:
                 rel_props[row["relType"].strip(":`")].add(f"{row['propertyName']}: {'|'.join(row['propertyTypes'] or [])}")
         return ({label: sorted(props) for label, props in sorted(node_props.items())}, {rel: sorted(props) for rel, props in sorted(rel_props.items())})
+
+
+def counts_query(labels: list[str], types: list[str]) -> str:
+    """One query counting every label and relationship type, each from the count store."""
+    parts = [COUNT_LABEL.format(name=_quoted(name), position=position) for position, name in enumerate(labels)]
+    parts += [COUNT_TYPE.format(name=_quoted(name), position=position) for position, name in enumerate(types)]
+    return " UNION ALL ".join(parts)
 
 
 def _quoted(name: str) -> str:

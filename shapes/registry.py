@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shapes import coverage, cypher, freshness, graph_schema, join_path, joins, links, outline, search, sql, tables, themes
+from shapes import bridge, coverage, cypher, freshness, graph_schema, join_path, joins, links, outline, search, sql, tables, themes
 from shapes.spec import ShapeSpec
 
 SPECS: dict[str, ShapeSpec] = {
@@ -11,6 +11,7 @@ SPECS: dict[str, ShapeSpec] = {
         outline.SPEC,
         search.SPEC,
         coverage.SPEC,
+        bridge.SPEC,
         links.SPEC,
         themes.SPEC,
         themes.CHANGES_SPEC,

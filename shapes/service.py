@@ -19,7 +19,7 @@ from typing import Any, get_args
 from neo4j import Driver
 from redis.exceptions import RedisError
 
-from shapes import budget, cypher, graph_schema, join_path, joins, links, tables
+from shapes import bridge, budget, cypher, graph_schema, join_path, joins, links, tables
 from shapes import freshness as freshness_shape
 from shapes import sql as sql_shape
 from shapes.budget import Page
@@ -47,7 +47,7 @@ from worker.settings import Settings
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
 HAS_DATA = f"""
 RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{Label.TABLE}) }} AS tables,
-       EXISTS {{ MATCH (:{Label.THEME_RUN}) }} AS themes
+       EXISTS {{ MATCH (:{Label.THEME_RUN}) }} AS themes, EXISTS {{ MATCH (:{Label.VALUE}) }} AS values
 """
 log = logging.getLogger(__name__)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
@@ -87,6 +87,7 @@ class Shapes:
         self.join_paths = join_path.JoinPathShape(self.driver, database)
         self.schema = graph_schema.GraphSchemaShape(self.driver, database)
         self.links = links.LinksShape(self.driver, database)
+        self.bridge = bridge.BridgeShape(self.driver, database)
         self.joins = joins.JoinsShape(self.driver, database)
         self.cypher = cypher.CypherShape(self.driver, database)
         self.sql_runner = sql_shape.SqlRunner(settings)
@@ -147,6 +148,7 @@ class Shapes:
             "themes": present["themes"],
             "tables": TABLE_TEXT_INDEX in indexes and present["tables"],
             "warehouse": self.warehouse_configured(),
+            "values": present["values"],
         }
         found = {name for name, spec in SPECS.items() if holds[spec.needs]}
         for name in SPECS:

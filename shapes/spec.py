@@ -22,7 +22,7 @@ from pydantic.fields import FieldInfo
 from shapes.errors import ShapeError
 
 # What must exist for a shape to answer (the MCP server offers a tool only then).
-Needs = Literal["graph", "documents", "themes", "tables", "warehouse"]
+Needs = Literal["graph", "documents", "themes", "tables", "warehouse", "values"]
 MIN_TOKENS, MAX_TOKENS = 200, 1_000_000
 # What every shape takes besides its own parameters: the answer's budget and the cursor that continues it.
 PAGING: dict[str, Any] = {

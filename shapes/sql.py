@@ -4,8 +4,8 @@ Every engine first gets the statement through sqlglot in its dialect: exactly on
 a query (SELECT, WITH … SELECT, set operations) — never DML, DDL, scripts or commands.
 BigQuery then dry-runs it (statement type SELECT, bytes under the cap), runs it with
 `maximum_bytes_billed` set, and cancels the job when the client-side time limit passes. DuckDB
-opens the file read-only with external access off (no read_csv of local files, no extensions,
-no ATTACH) and interrupts the query at the time limit.
+reads the file read-only with external access off (shapes/duckdb_file.py) and interrupts the
+query at the time limit.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import threading
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal
-from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -25,6 +24,7 @@ from pydantic import Field
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from shapes.duckdb_file import DuckDbFile
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from shapes.tabular import render_rows
@@ -89,36 +89,29 @@ class SqlRunner:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.budget = settings.shapes
+        self.duckdb_file = DuckDbFile(settings.duckdb_file, settings.shapes.sql_duckdb_linger)
 
     def __call__(self, sql: str) -> SqlResult:
         engine = self.settings.warehouse.engine
         check_query(sql, "bigquery" if engine == "bigquery" else "duckdb")
         began = perf_counter()
-        result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql, self.settings.duckdb_file)
+        result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql)
         return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
 
-    def _duckdb(self, sql: str, path: Path) -> SqlResult:
-        if not path.exists():
-            raise ShapeError(f"no DuckDB warehouse at {path}")
-        try:
-            con = duckdb.connect(
-                str(path), read_only=True, config={"enable_external_access": False, "autoload_known_extensions": False, "autoinstall_known_extensions": False}
-            )
-        except duckdb.Error as err:
-            raise ShapeError(f"cannot open the warehouse read-only: {err}") from None
-        timer = threading.Timer(self.budget.sql_timeout, con.interrupt)
-        timer.start()
-        try:
-            cursor = con.execute(sql)
-            rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
-            columns = [column[0] for column in cursor.description or []]
-        except duckdb.InterruptException:
-            raise ShapeError(f"time limit reached: the query ran past {self.budget.sql_timeout:g} s and was interrupted") from None
-        except duckdb.Error as err:
-            raise ShapeError(str(err).splitlines()[0]) from None
-        finally:
-            timer.cancel()
-            con.close()
+    def _duckdb(self, sql: str) -> SqlResult:
+        with self.duckdb_file.cursor() as con:
+            timer = threading.Timer(self.budget.sql_timeout, con.interrupt)
+            timer.start()
+            try:
+                cursor = con.execute(sql)
+                rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
+                columns = [column[0] for column in cursor.description or []]
+            except duckdb.InterruptException:
+                raise ShapeError(f"time limit reached: the query ran past {self.budget.sql_timeout:g} s and was interrupted") from None
+            except duckdb.Error as err:
+                raise ShapeError(str(err).splitlines()[0]) from None
+            finally:
+                timer.cancel()
         truncated = len(rows) > self.budget.sql_max_rows
         return SqlResult(sql, "duckdb", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)
 

@@ -1,6 +1,7 @@
 """A small lakehouse loaded into the graph through the real write paths: a DuckDB warehouse
 with declared keys (one composite), a glossary, a query log that teaches an undeclared join,
-and a document library. Shared by the shape, MCP and HTTP tests."""
+a document library, and the bridge between their identifiers. Shared by the shape, MCP and HTTP
+tests."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import duckdb
 from neo4j import Driver
 
 from tests.graph_dump import wipe
+from worker.bridge.refresh import BridgeRefresh
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph.setup import apply_schema
@@ -88,4 +90,5 @@ def build(settings: Settings, driver: Driver, folder: Path) -> Lakehouse:
     WarehouseSync(settings, driver, "neo4j").sync_all()
     QueryGraph(driver, "neo4j", "duckdb").absorb([QueryEvent(job, sql, user, "2026-11-01T10:00:00Z", False, ()) for job, sql, user in QUERIES])
     load(DocumentSync(settings, driver, "neo4j"), workers=1)
+    BridgeRefresh(settings, driver, "neo4j").refresh()
     return Lakehouse(settings, library, warehouse)

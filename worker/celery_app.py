@@ -26,6 +26,7 @@ def beat_schedule(settings: Settings) -> dict[str, dict]:
         "reconcile-documents": {"task": names.RECONCILE_DOCUMENTS, "schedule": settings.documents.reconcile_interval},
         "reconcile-warehouse": {"task": names.SYNC_WAREHOUSE, "schedule": settings.warehouse.reconcile_interval},
         "settle-held-problems": {"task": names.SETTLE_HELD_PROBLEMS, "schedule": HELD_PROBLEMS_SWEEP},
+        "refresh-bridge": {"task": names.REFRESH_BRIDGE, "schedule": settings.bridge.refresh_interval},
     }
     if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
         schedule["poll-jobs"] = {"task": names.POLL_JOBS, "schedule": settings.warehouse.jobs_poll_interval}

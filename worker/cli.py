@@ -15,6 +15,7 @@ from rich.table import Table
 from shapes.commands import serve_command, shape_command
 from shapes.registry import SPECS
 from worker import doctor as doctor_module
+from worker.bridge import refresh_command as bridge_refresh
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.demo.command import demo_command
 from worker.errors import EngineUnavailable, LakegraphError
@@ -23,7 +24,7 @@ from worker.graph.setup import apply_schema
 from worker.problems import Problem
 from worker.runtime import neo4j_server
 from worker.settings import Settings
-from worker.themes.refresh_command import COMMAND_EXTRAS
+from worker.themes import refresh_command as themes_refresh
 from worker.warehouse.extract_command import extract_joins_command
 
 
@@ -223,7 +224,14 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
             loaded = load_all(ctx.settings, driver, where.database, progress)
     reports, terms, logs = loaded.schemas, loaded.glossary, loaded.query_logs
     if as_json:
-        emit_json({"schemas": reports, "glossary": None if terms is None else terms.__dict__, "query_logs": logs})
+        emit_json(
+            {
+                "schemas": reports,
+                "glossary": None if terms is None else terms.__dict__,
+                "query_logs": logs,
+                "bridge": None if loaded.bridge is None else loaded.bridge.__dict__,
+            }
+        )
         return
     for name, report in reports.items():
         out.print(
@@ -241,6 +249,8 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
         highlight=False,
         markup=False,
     )
+    if loaded.bridge is not None:
+        out.print(loaded.bridge.summary(), highlight=False, markup=False)
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
@@ -343,6 +353,8 @@ def subscribe(ctx: Context) -> None:
     run(ctx.settings, say)
 
 
+# Worker-side options of generated read commands: each refreshes through the worker's own code path.
+COMMAND_EXTRAS = {"themes": themes_refresh.REFRESH, "bridge": bridge_refresh.REFRESH}
 for _spec in SPECS.values():
     cli.add_command(shape_command(_spec, COMMAND_EXTRAS.get(_spec.name)))
 for _command in (serve_command, demo_command, extract_joins_command):

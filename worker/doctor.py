@@ -15,6 +15,7 @@ from worker.graph.connection import connect
 from worker.runtime import redis_server
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings
+from worker.warehouse.duckdb_read import open_read_only
 
 PROBE_TIMEOUT = 5.0
 
@@ -91,7 +92,7 @@ def _warehouse(settings: Settings) -> list[EngineStatus]:
         path = settings.duckdb_file
         if not path.exists():
             return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}; {path} not created yet")]
-        with duckdb.connect(str(path), read_only=True) as con:
+        with open_read_only(path) as con:
             tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
         return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}, {path}: {tables} tables")]
     client = bigquery_client(settings)

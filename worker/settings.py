@@ -176,6 +176,26 @@ class ShapesSettings(Section):
     sql_max_rows: int = Field(gt=0, le=1_000_000)
     sql_timeout: float = Field(gt=0)
     sql_max_bytes_billed: int = Field(gt=0)
+    sql_duckdb_linger: float = Field(ge=0)
+
+
+class BridgeSettings(Section):
+    keys: bool
+    columns: list[str]
+    value_pattern: str
+    max_rows: int = Field(gt=0)
+    max_bytes: int = Field(gt=0)
+    max_values: int = Field(gt=0)
+    refresh_interval: float = Field(gt=0)
+
+    @field_validator("value_pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as err:
+            raise ValueError(f"not a regular expression: {err}") from None
+        return value
 
 
 class ServeSettings(Section):
@@ -206,6 +226,7 @@ class Settings(BaseSettings):
     embeddings: EmbeddingsSettings
     themes: ThemesSettings
     shapes: ShapesSettings
+    bridge: BridgeSettings
     serve: ServeSettings
     worker: WorkerSettings
 

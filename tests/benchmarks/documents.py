@@ -37,6 +37,7 @@ from pypdf import PdfReader
 
 from tests import rendered_library
 from tests.benchmarks.corpus import generate, relpath
+from tests.benchmarks.stats import percentile
 from tests.graph_dump import wipe
 from worker.celery_app import create_app
 from worker.documents.loader import load, reconcile
@@ -55,11 +56,6 @@ CALL db.index.fulltext.queryNodes('document_text', $q) YIELD node
 RETURN count(DISTINCT coalesce(node.doc_uri, node.uri)) AS documents
 """
 BASELINE_SAMPLE = 500
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def real_estate_costs(settings, driver, database: str, work: Path, rendered: int) -> list[tuple[str, str, str]]:

@@ -1,5 +1,6 @@
 """Shape latency benchmark (not a test): every shape of the registry on a generated library of
-10,000 documents / 100,000 sections (with a themes run) and a warehouse of 500 tables.
+10,000 documents / 100,000 sections (with a themes run) and a warehouse of 500 tables, with
+100,000 part numbers bridged to the documents that name them (tests/benchmarks/bridge.py).
 
     python -m tests.benchmarks.shapes [--docs 10000] [--tables 500] [--calls 200]
 
@@ -32,8 +33,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from shapes.registry import SPECS
 from shapes.service import Shapes
+from tests.benchmarks.bridge import make_part_numbers, part_number, plant_part_numbers
 from tests.benchmarks.corpus import FOLDERS, WORDS, generate, relpath
+from tests.benchmarks.stats import percentile
 from tests.helpers import LAKEGRAPH
+from worker.bridge.refresh import BridgeRefresh
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph.connection import connect
@@ -47,12 +51,8 @@ from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 
 SCHEMAS = ("service", "parts", "sales", "fleet", "finance", "hr", "marketing", "warranty", "logistics", "quality")
+PART_NUMBERS = 100_000  # bridged values: a parts table and part numbers planted in the documents
 NOUNS = ("orders", "visits", "claims", "invoices", "vehicles", "parts", "shipments", "returns", "inspections", "campaigns", "dealers", "customers")
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def table_name(index: int) -> tuple[str, str]:
@@ -73,6 +73,7 @@ def make_warehouse(path: Path, tables: int, rng: random.Random) -> tuple[str, li
         statements.append(f"COMMENT ON TABLE {schema}.{name} IS '{' '.join(rng.sample(WORDS, 6))} {NOUNS[index % len(NOUNS)]}';")
     with duckdb.connect(str(path)) as con:
         con.execute("\n".join(statements))
+    make_part_numbers(path, PART_NUMBERS)
     glossary = []
     for term in range(100):
         tagged = [".".join(table_name(rng.randrange(tables))) for _ in range(3)]
@@ -115,6 +116,7 @@ def main() -> None:
     (work / "glossary.toml").write_text(glossary_text)
     print(f"generating {args.docs} documents; {args.tables} tables, 100 terms, {len(queries)} queries")
     generate(library, args.docs)
+    plant_part_numbers(library, args.docs, PART_NUMBERS, rng)
     settings = load_settings(
         state_dir=str(work / "state"),
         neo4j={"heap_size": args.heap, "pagecache_size": "1g"},
@@ -130,6 +132,7 @@ def main() -> None:
         began = time.monotonic()
         load(DocumentSync(settings, driver, where.database))
         WarehouseSync(settings, driver, where.database).sync_all()
+        BridgeRefresh(settings, driver, where.database).refresh()
         QueryGraph(driver, where.database, "duckdb").absorb([QueryEvent(job, sql, user, "2026-11-01T00:00:00Z", False, ()) for job, sql, user in queries])
         ThemeRunner(settings, driver, where.database).run(force=True)
         print(f"loaded (and themes run) in {time.monotonic() - began:.0f} s")
@@ -208,6 +211,14 @@ def main() -> None:
             "outline": dict,
             "search": lambda: {"query": pick_words()},
             "coverage": lambda: {"terms": [f"DOC-{rng.randrange(args.docs)}", f"DOC-{rng.randrange(args.docs)}", "P9999"]},  # identifiers, its use
+            "bridge": lambda: rng.choice(
+                (
+                    {"value": part_number(rng.randrange(PART_NUMBERS))},
+                    {"column": "parts.part_numbers.part_no"},  # two-way coverage of 100,000 values: a walk's first page
+                    {"uri": f"bench/{rng.choice(documents_sample)}"},
+                    {},
+                )
+            ),
             "links": dict,
             "themes": dict,
             "theme_changes": dict,

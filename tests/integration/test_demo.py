@@ -240,6 +240,53 @@ def test_coverage_by_theme_gives_each_themes_share_of_vehicles(demo: Demo) -> No
     assert {"C0035", "C0121"} <= found["codes"][braking]
 
 
+def test_the_bridge_names_both_gaps_in_one_call(demo: Demo) -> None:
+    """Field codes no document mentions, ranked by work orders; documented codes never in a work order."""
+    manifest = demo.manifest
+
+    async def steps(agent: Agent) -> dict:
+        gaps = await agent("bridge", column="work_orders.fault_code")
+        counts = {row["fault_code"]: row["n"] for row in await agent.sql("SELECT fault_code, COUNT(*) AS n FROM service.work_orders GROUP BY 1")}
+        return {"gaps": gaps, "counts": counts, "calls": list(agent.calls)}
+
+    found = journey(demo, steps)
+    gaps, counts = found["gaps"], found["counts"]
+    assert not gaps["page"]["truncated"] and found["calls"][0] == "bridge"
+    ranked = sorted(manifest["undocumented_codes"], key=lambda code: (-counts[code], code))
+    assert [(row["value"], row["rows"]) for row in gaps["unmentioned"]] == [(code, counts[code]) for code in ranked]
+    assert [row["value"] for row in gaps["unseen"]] == manifest["unseen_codes"]
+    assert all(row["columns"] == ["warehouse.service.fault_codes.code"] and row["mentions"] > 0 for row in gaps["unseen"])
+
+
+def test_an_edit_naming_a_code_is_bridged_live(demo: Demo) -> None:
+    """A bulletin that starts naming an undocumented code gains its MENTIONS within the edit
+    latency; taking the line out again removes them."""
+    code = demo.manifest["undocumented_codes"][0]
+    bulletin = next((demo.folder / "library" / "bulletins").glob("*.md"))
+    original = bulletin.read_text()
+
+    def mentions() -> list[str]:
+        answer = httpx2.get(f"{demo.base}/v1/bridge", params={"value": code}, headers={"Authorization": f"Bearer {demo.token}"}, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return [row["uri"] for row in answer.json()["mentions"]]
+
+    def until(check, what: str) -> float:
+        began = time.monotonic()
+        while not check():
+            assert time.monotonic() - began < 30, what
+            time.sleep(0.05)
+        return time.monotonic() - began
+
+    assert mentions() == []
+    try:
+        bulletin.write_text(original + f"\n## Field reports\nWorkshops report {code} after a gateway update.\n")
+        added = until(lambda: len(mentions()) == 1, f"{code} was not bridged to the edited bulletin")
+    finally:
+        bulletin.write_text(original)
+    removed = until(lambda: mentions() == [], f"{code}'s mention did not go with the line")
+    print(f"\nedit -> bridged in {added * 1000:.0f} ms, removal -> unbridged in {removed * 1000:.0f} ms")
+
+
 def test_a_second_start_reuses_the_dataset_and_is_faster(demo: Demo) -> None:
     first = demo.ready_seconds
     stop_demo(demo)

@@ -36,6 +36,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "outline": {"uri": "shop/manuals", "depth": 3, "max_tokens": 300},
     "search": {"query": "coil", "k": 5, "max_tokens": 250},
     "coverage": {"terms": ["P0301", "U0140", "P9999"], "under": "shop"},
+    "bridge": {"value": "12345-AB", "max_tokens": 200},
     "links": {"broken": False, "max_tokens": 200},
     "themes": {"level": 0},
     "theme_changes": {"since": "2000-01-01"},
@@ -56,6 +57,7 @@ REFUSALS: dict[str, dict[str, Any]] = {
     "joins": {"min_confidence": 2},
     "themes": {"level": 10},
     "freshness": {"max_tokens": 5},
+    "bridge": {"value": "P0301", "column": "work_orders.fault_code"},
 }
 REPORT_BY_EXIT_CODE = {("doctor",), ("neo4j", "status")}  # their exit code says an engine is off; their JSON says which
 VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}

@@ -10,6 +10,7 @@ import pytest
 from neo4j import Driver
 
 from shapes.errors import ShapeError
+from shapes.graph_schema import counts_query
 from shapes.service import Shapes
 from tests import lakehouse
 from tests.conftest import Neo4jService
@@ -98,6 +99,23 @@ def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:
     assert {"document_text", "table_full_text_index", "column_full_text_index", "businessterm_full_text_index"} <= {index["name"] for index in schema.indexes}
 
 
+def test_schema_counts_match_a_scan_and_read_only_the_count_store(shapes: Shapes, driver: Driver) -> None:
+    """Counting by scanning costs 100 ms at 10k documents; the count store answers in one."""
+    schema = shapes.ask("schema").result
+    scanned = driver.execute_query("MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n").records
+    assert schema.labels == {row["label"]: row["n"] for row in scanned}
+    scanned = driver.execute_query("MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n").records
+    assert schema.relationship_types == {row["type"]: row["n"] for row in scanned}
+
+    plan = driver.execute_query("EXPLAIN " + counts_query(sorted(schema.labels), sorted(schema.relationship_types))).summary.plan
+    operators, pending = set(), [plan]
+    while pending:
+        step = pending.pop()
+        operators.add(step["operatorType"].split("@")[0])
+        pending += step.get("children", [])
+    assert operators <= {"ProduceResults", "Projection", "Union", "NodeCountFromCountStore", "RelationshipCountFromCountStore"}, operators
+
+
 def test_read_only_cypher_answers_with_a_row_cap(shapes: Shapes, house: lakehouse.Lakehouse, driver: Driver) -> None:
     capped = Shapes(house.settings.with_section("shapes", cypher_max_rows=2), driver, "neo4j")
     result = capped.ask("cypher", query="MATCH (t:Table) RETURN t.name AS name ORDER BY name").result
@@ -184,13 +202,26 @@ def test_sql_row_cap(house: lakehouse.Lakehouse, driver: Driver) -> None:
 
 def test_freshness_names_each_source(shapes: Shapes) -> None:
     sources = {source.source: source for source in shapes.ask("freshness").result.sources}
-    assert set(sources) == {"documents", "glossary", "query-log", "warehouse"}
+    assert set(sources) == {"documents", "glossary", "query-log", "values", "warehouse"}
     assert sources["query-log"].event_at.startswith("2026-11-01T10:00")
     assert all(source.age_seconds is not None and source.age_seconds < 600 for source in sources.values())
 
 
 def test_available_shapes_follow_what_exists(shapes: Shapes) -> None:
-    assert shapes.available() == {"outline", "search", "coverage", "links", "table_context", "join_path", "joins", "run_sql", "schema", "cypher", "freshness"}
+    assert shapes.available() == {
+        "outline",
+        "search",
+        "coverage",
+        "bridge",
+        "links",
+        "table_context",
+        "join_path",
+        "joins",
+        "run_sql",
+        "schema",
+        "cypher",
+        "freshness",
+    }
 
 
 def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from shapes.http_api import openapi
 from shapes.mcp_server import tool_function
 from shapes.registry import SPECS
 from shapes.spec import ShapeSpec, limits
-from worker.cli import cli
+from worker.cli import COMMAND_EXTRAS, cli
 
 SHARED = {"as_json", "watch"}  # options every shape command adds to its spec's
 
@@ -40,7 +40,8 @@ def model_schema(spec: ShapeSpec) -> tuple[dict[str, Any], list[str]]:
 def test_the_cli_command_takes_the_spec_parameters(spec: ShapeSpec) -> None:
     command = cli.commands[spec.command]
     extras = {param.name for param in command.params} - set(spec.fields()) - SHARED
-    assert extras <= ({"refresh", "gamma", "rebuild"} if spec.name == "themes" else set())
+    worker_side = COMMAND_EXTRAS.get(spec.name)
+    assert extras == ({option.name for option in worker_side.options} if worker_side else set())
     for name, field in spec.fields().items():
         param = next(param for param in command.params if param.name == name)
         if name in spec.arguments:

@@ -103,6 +103,9 @@ FAULT_CODES = (
     FaultCode("U0422", "network", "Invalid data received from body control module", None, fixing_part="GW-510", weight=8),
     FaultCode("P0A80", "charging", "Replace hybrid battery pack", None, fixing_part="HV-PACK-1", weight=6),
     FaultCode("C0561", "abs", "ABS system disabled, performance limited", None, fixing_part="ABS-GND-5", weight=6),
+    # Documented, never seen in the field (weight 0, last: the field's draws stay what they were).
+    FaultCode("P0455", "engine", "Evaporative emission system large leak", "PROC-ENG-02", weight=0),
+    FaultCode("C0265", "abs", "ABS motor relay circuit open", "PROC-ABS-01", weight=0),
 )
 REVISED_PART = {"fault_code": "P0301", "old_part": "IC-3051", "new_part": "IC-3051B", "revised_on": "2024-06-01"}
 

@@ -16,11 +16,12 @@ from worker.settings import Settings, load_settings
 COMMANDS_TO_TRY = (
     'search "P0301 misfire" --expand "cylinder 1 misfire"',
     "outline technical-library/bulletins/tsb-24-017 --depth 2",
-    'tables "comeback ratio"',
+    'table-context "comeback ratio"',
     "join-path work_orders parts",
     "coverage P0301 C0035 U0422 P0A80",
+    "bridge --column work_orders.fault_code",
     "themes",
-    'sql "SELECT fault_code, COUNT(*) AS visits FROM service.work_orders GROUP BY 1 ORDER BY 2 DESC LIMIT 5"',
+    'run-sql "SELECT fault_code, COUNT(*) AS visits FROM service.work_orders GROUP BY 1 ORDER BY 2 DESC LIMIT 5"',
 )
 
 

@@ -39,6 +39,7 @@ class Manifest:
     revised_part: dict
     wrong_procedures: list[dict]
     undocumented_codes: list[str]
+    unseen_codes: list[str] = field(default_factory=list)  # documented, never in a work order
     themes: dict[str, list[str]] = field(default_factory=dict)  # planted theme -> document uris
 
 
@@ -97,6 +98,7 @@ def generate(folder: Path, sizes: Sizes) -> Manifest:
             if code.procedure and code.fixing_part
         ],
         undocumented_codes=sorted(code.code for code in FAULT_CODES if code.procedure is None),
+        unseen_codes=sorted(code.code for code in FAULT_CODES if code.procedure and not code.weight),
         themes=themes,
     )
     (folder / MANIFEST).write_text(json.dumps(asdict(manifest), indent=2))

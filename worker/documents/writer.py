@@ -15,6 +15,7 @@ from pathlib import Path
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
+from worker.bridge.mentions import MentionIndex
 from worker.documents import link_version, uris
 from worker.documents import links as link_targets
 from worker.documents.resolver import LinkRow, Resolution, resolve
@@ -329,6 +330,7 @@ class DocumentWriter:
         self.driver = driver
         self.database = database
         self.roots = roots
+        self.mentions = MentionIndex()
 
     def _session(self):
         return self.driver.session(database=self.database)
@@ -475,6 +477,9 @@ class DocumentWriter:
         updated = [doc.uri for doc in changed if doc.uri in stored]
         tx.run(DROP_READING_ORDER, documents=updated).consume()
         tx.run(LINK_READING_ORDER, pairs=pairs).consume()
+        rewritten = {row["uri"]: row["props"] for row in [*document_rows, *section_rows]}
+        rewritten.update((section["props"]["uri"], section["props"]) for document in created for section in document["sections"])
+        self.mentions.rewrite(tx, list(rewritten.items()))
 
         dirty = set(dirty_sources)
         recheck = [row for row in recheck if row.source not in dirty]

@@ -1,6 +1,7 @@
 """Per-source stamps of the last change the graph applied, which every shape reports.
 
-One `Source` node per source (documents, warehouse, glossary, query-log) holds when the graph
+One `Source` node per source (documents, warehouse, glossary, query-log, and the bridge's
+warehouse values) holds when the graph
 last applied a change from it and the source-side time of the newest event applied (a query
 job's time; for the others the moment of applying, as their events carry no better clock).
 """
@@ -13,7 +14,7 @@ from neo4j import ManagedTransaction
 
 from worker.graph.schema import Label
 
-SourceName = Literal["documents", "warehouse", "glossary", "query-log"]
+SourceName = Literal["documents", "warehouse", "glossary", "query-log", "values"]
 
 STAMP = f"""
 MERGE (s:{Label.SOURCE} {{id: $source}})

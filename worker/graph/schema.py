@@ -30,6 +30,7 @@ class Label(StrEnum):
     UNRESOLVED_LINK = "UnresolvedLink"
     PROBLEM = "Problem"
     SOURCE = "Source"
+    VALUE = "Value"
 
 
 class Rel(StrEnum):
@@ -45,6 +46,8 @@ class Rel(StrEnum):
     TAGGED_WITH = "TAGGED_WITH"
     USES = "USES"
     IN_THEME = "IN_THEME"
+    HAS_VALUE = "HAS_VALUE"
+    MENTIONS = "MENTIONS"
 
 
 DOCUMENT_LABELS = (Label.LIBRARY, Label.FOLDER, Label.DOCUMENT, Label.SECTION)
@@ -61,6 +64,7 @@ METADATA_LABELS = (
     Label.UNRESOLVED_LINK,
     Label.PROBLEM,
     Label.SOURCE,
+    Label.VALUE,
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"

@@ -14,6 +14,7 @@ INGEST_AUDIT_FILE = "lakegraph.ingest_audit_file"
 CHECK_THEMES = "lakegraph.check_themes"
 APPLY_SCHEMA = "lakegraph.apply_schema"
 SETTLE_HELD_PROBLEMS = "lakegraph.settle_held_problems"
+REFRESH_BRIDGE = "lakegraph.refresh_bridge"
 
 # The source each task keeps fresh: the freshness shape counts queued tasks per source.
 SOURCE_OF = {
@@ -26,4 +27,5 @@ SOURCE_OF = {
     ABSORB_QUERIES: "query-log",
     POLL_JOBS: "query-log",
     INGEST_AUDIT_FILE: "query-log",
+    REFRESH_BRIDGE: "values",
 }

@@ -34,4 +34,3 @@ REFRESH = CommandExtra(
     ),
     before=refresh_first,
 )
-COMMAND_EXTRAS = {"themes": REFRESH}

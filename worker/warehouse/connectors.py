@@ -25,6 +25,7 @@ from worker.warehouse.catalog import (
     Snapshot,
     TableInfo,
 )
+from worker.warehouse.duckdb_read import open_read_only
 
 DUCKDB_SCHEMAS = "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal AND database_name = current_database() ORDER BY 1"
 DUCKDB_TABLES = """
@@ -64,7 +65,7 @@ class DuckDBConnector:
         if not self.path.exists():
             raise LakegraphError(f"no DuckDB warehouse at {self.path} (warehouse.duckdb_path)")
         try:
-            return duckdb.connect(str(self.path), read_only=True)
+            return open_read_only(self.path)
         except duckdb.IOException as err:
             raise EngineUnavailable(f"cannot open {self.path}: {err}") from None
 

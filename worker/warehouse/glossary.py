@@ -29,6 +29,7 @@ class Term(BaseModel):
     description: str = ""
     synonyms: list[str] = []
     tags: list[str] = []
+    identifier: bool = False  # its tagged columns hold identifiers: their values are bridged to documents
 
     @property
     def id(self) -> str:
@@ -120,6 +121,7 @@ def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryRep
             "description": term.description,
             "synonyms": term.synonyms,
             "tags": term.tags,
+            "identifier": term.identifier,
             "unresolved_tags": unresolved,
             "source": source,
         }

@@ -1,5 +1,5 @@
-"""The one-shot warehouse load: every schema, the glossary, then the audit-log files — what
-`lakegraph load warehouse` and `lakegraph demo` both run."""
+"""The one-shot warehouse load: every schema, the glossary, the audit-log files, then the bridged
+values — what `lakegraph load warehouse` and `lakegraph demo` both run."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from neo4j import Driver
 
+from worker.bridge.refresh import BridgeRefresh, BridgeReport
 from worker.settings import Settings
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
@@ -24,6 +25,7 @@ class WarehouseLoadReport:
     schemas: dict[str, dict] = field(default_factory=dict)
     glossary: GlossaryReport | None = None
     query_logs: list[dict] = field(default_factory=list)
+    bridge: BridgeReport | None = None
 
 
 def load_warehouse(settings: Settings, driver: Driver, database: str, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
@@ -38,4 +40,7 @@ def load_warehouse(settings: Settings, driver: Driver, database: str, progress: 
         progress("query logs", index, len(files))
         report.query_logs.append(ingest(path, queries, sync))
     progress("query logs", len(files), len(files))
+    progress("values", 0, 1)
+    report.bridge = BridgeRefresh(settings, driver, database).refresh()  # after the query logs: learned joins pick columns too
+    progress("values", 1, 1)
     return report

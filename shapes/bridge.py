@@ -1,0 +1,262 @@
+"""The bridge shape: where the document graph and the warehouse graph meet, in one call.
+
+- a value (a fault code, a part number): the documents and sections that mention it, and the
+  columns and tables it occurs in with how many rows carry it;
+- a document, section or folder URI: the values mentioned there, with their columns;
+- nothing: every bridged column, with its values and how many no document mentions;
+- an identifier column: two-way coverage — its values no document mentions, most rows first, and
+  the documented values of its domain (the columns it joins, declared or learned) it never holds.
+
+Mentions follow coverage's whole-token rule; the graph keeps them (worker/bridge), so an answer
+is a read, never a scan of the text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from neo4j import Driver
+from pydantic import Field, model_validator
+
+from shapes.errors import ShapeError
+from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
+from worker.graph.schema import Label, Rel
+
+# Every answer reads only what the values, documents, warehouse and query-log sources write, and
+# each stamps its Source node in the transaction that writes: their stamps are the answers' version.
+VERSION = f"""
+MATCH (s:{Label.SOURCE}) WHERE s.id IN ['values', 'documents', 'warehouse', 'query-log']
+RETURN collect(s.id + '@' + toString(s.applied_at) + '#' + toString(s.changes)) AS stamps
+"""
+KEPT_ANSWERS = 16
+BRIDGED = f"""
+MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
+WITH t, c, count(v) AS values, sum(h.rows) AS rows, sum(CASE WHEN EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }} THEN 0 ELSE 1 END) AS unmentioned
+RETURN c.id AS column, t.id AS table, values, rows, unmentioned ORDER BY column
+"""
+VALUE = f"""
+MATCH (v:{Label.VALUE} {{id: $value}}) RETURN v.id AS value
+UNION
+MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value
+"""
+VALUE_COLUMNS = f"""
+MATCH (:{Label.VALUE} {{id: $value}})<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
+RETURN c.id AS column, t.id AS table, h.rows AS rows ORDER BY rows DESC, column
+"""
+VALUE_MENTIONS = f"""
+MATCH (n)-[m:{Rel.MENTIONS}]->(:{Label.VALUE} {{id: $value}})
+RETURN n.uri AS uri, m.count AS count ORDER BY uri
+"""
+NODE_EXISTS = f"""
+OPTIONAL MATCH (n:{Label.LIBRARY}|{Label.FOLDER}|{Label.DOCUMENT}|{Label.SECTION} {{uri: $uri}})
+RETURN n IS NOT NULL AS found
+"""
+# The node and everything below it: a folder's documents (uri/…), a document's sections (uri#…),
+# a section's subsections (uri/…).
+VALUES_UNDER = f"""
+CALL () {{
+  MATCH (n:{Label.DOCUMENT} {{uri: $uri}}) RETURN n
+  UNION MATCH (n:{Label.DOCUMENT}) WHERE n.uri STARTS WITH $uri + '/' RETURN n
+  UNION MATCH (n:{Label.SECTION} {{uri: $uri}}) RETURN n
+  UNION MATCH (n:{Label.SECTION}) WHERE n.uri STARTS WITH $uri + '/' RETURN n
+  UNION MATCH (n:{Label.SECTION}) WHERE n.uri STARTS WITH $uri + '#' RETURN n
+}}
+MATCH (n)-[m:{Rel.MENTIONS}]->(v:{Label.VALUE})
+WITH v, sum(m.count) AS count, count(n) AS places
+CALL (v) {{
+  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
+  WITH c, t, h ORDER BY h.rows DESC, c.id
+  RETURN collect({{column: c.id, table: t.id, rows: h.rows}}) AS columns
+}}
+RETURN v.id AS value, count, places, columns ORDER BY value
+"""
+FIND_COLUMN = f"""
+MATCH (c:{Label.COLUMN}) WHERE c.id = $column OR c.id ENDS WITH '.' + $column
+RETURN c.id AS id ORDER BY id LIMIT 10
+"""
+DOMAIN = f"""
+MATCH (:{Label.COLUMN} {{id: $column}})-[:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(other:{Label.COLUMN})
+WHERE EXISTS {{ (other)-[:{Rel.HAS_VALUE}]->() }}
+RETURN DISTINCT other.id AS column ORDER BY column
+"""
+UNMENTIONED = f"""
+MATCH (:{Label.COLUMN} {{id: $column}})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
+WHERE NOT EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }}
+RETURN v.id AS value, h.rows AS rows ORDER BY rows DESC, value
+"""
+UNSEEN = f"""
+UNWIND $domain AS other
+MATCH (:{Label.COLUMN} {{id: other}})-[:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
+WHERE NOT EXISTS {{ (:{Label.COLUMN} {{id: $column}})-[:{Rel.HAS_VALUE}]->(v) }}
+WITH DISTINCT v
+MATCH (v)<-[m:{Rel.MENTIONS}]-()
+WITH v, count(m) AS mentions
+MATCH (v)<-[:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})
+WITH v, mentions, c ORDER BY c.id
+RETURN v.id AS value, mentions, collect(c.id) AS columns ORDER BY value
+"""
+
+
+@dataclass(frozen=True)
+class ValueColumn:
+    column: str
+    table: str
+    rows: int  # rows carrying the value (of those read, when the scan hit its row budget)
+
+
+@dataclass(frozen=True)
+class BridgedColumn:
+    column: str
+    table: str
+    values: int  # distinct values bridged
+    rows: int  # rows carrying them
+    unmentioned: int  # of its values, those no document mentions
+
+
+@dataclass(frozen=True)
+class Mention:
+    uri: str
+    count: int  # whole-token occurrences in that node's own text
+
+
+@dataclass(frozen=True)
+class MentionedValue:
+    value: str
+    count: int  # occurrences under the URI asked about
+    places: int  # documents and sections under it that mention the value
+    columns: list[ValueColumn]
+
+
+@dataclass(frozen=True)
+class FieldValue:
+    value: str
+    rows: int
+
+
+@dataclass(frozen=True)
+class DocumentedValue:
+    value: str
+    mentions: int  # documents and sections that mention it
+    columns: list[str]  # where it does occur
+
+
+@dataclass(frozen=True)
+class BridgeResult:
+    asked: str  # value, uri, column, or nothing: the bridged columns
+    subject: str  # the value, URI or column id the answer is about
+    bridged: list[BridgedColumn] = field(default_factory=list)  # nothing asked: every bridged column
+    domain: list[str] = field(default_factory=list)  # column: the joined columns its unseen values come from
+    columns: list[ValueColumn] = field(default_factory=list)  # value: where it occurs
+    mentions: list[Mention] = field(default_factory=list)  # value: what mentions it, in URI order
+    values: list[MentionedValue] = field(default_factory=list)  # uri: the values mentioned there
+    unmentioned: list[FieldValue] = field(default_factory=list)  # column: values no document mentions, most rows first
+    unseen: list[DocumentedValue] = field(default_factory=list)  # column: documented values of its domain it never holds
+
+
+def bridge(driver: Driver, database: str, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
+    def run(query: str, **params: object) -> list:
+        return driver.execute_query(query, params, database_=database).records
+
+    if not (value or uri or column):
+        return BridgeResult("columns", "", bridged=[BridgedColumn(**row) for row in run(BRIDGED)])
+    if value:
+        found = [row["value"] for row in run(VALUE, value=value)]
+        if not found:
+            raise ShapeError(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
+        exact = value if value in found else found[0]
+        return BridgeResult(
+            "value",
+            exact,
+            columns=[ValueColumn(**row) for row in run(VALUE_COLUMNS, value=exact)],
+            mentions=[Mention(**row) for row in run(VALUE_MENTIONS, value=exact)],
+        )
+    if uri:
+        if not run(NODE_EXISTS, uri=uri)[0]["found"]:
+            raise ShapeError(f"no library, folder, document or section at {uri}")
+        values = [
+            MentionedValue(row["value"], row["count"], row["places"], [ValueColumn(**column) for column in row["columns"]])
+            for row in run(VALUES_UNDER, uri=uri.rstrip("/"))
+        ]
+        return BridgeResult("uri", uri, values=values)
+    assert column is not None
+    ids = [row["id"] for row in run(FIND_COLUMN, column=column)]
+    if len(ids) != 1:
+        raise ShapeError(f"no column {column}" if not ids else f"{column} is ambiguous: {', '.join(ids)}")
+    domain = [row["column"] for row in run(DOMAIN, column=ids[0])]
+    return BridgeResult(
+        "column",
+        ids[0],
+        domain=domain,
+        unmentioned=[FieldValue(**row) for row in run(UNMENTIONED, column=ids[0])],
+        unseen=[DocumentedValue(**row) for row in run(UNSEEN, column=ids[0], domain=domain)],
+    )
+
+
+class BridgeShape:
+    """Answers kept while the graph they read holds: a column's gaps are every value it has
+    (100,000 rows on a large warehouse), which agents page through or ask for again."""
+
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self.answers: Versioned[BridgeResult] = Versioned(KEPT_ANSWERS)
+
+    def __call__(self, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
+        version = tuple(sorted(self.driver.execute_query(VERSION, database_=self.database).records[0]["stamps"]))
+        return self.answers.get(version, (value, uri, column), lambda: bridge(self.driver, self.database, value, uri, column))
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def render(result: BridgeResult) -> str:
+    if result.asked == "columns":
+        lines = [f"{_n(len(result.bridged), 'identifier column')} bridged to the documents"]
+        lines += [f"  {row.column}  {_n(row.values, 'value')} in {_n(row.rows, 'row')}, {row.unmentioned} mentioned nowhere" for row in result.bridged]
+        return "\n".join(lines)
+    if result.asked == "value":
+        lines = [f"{result.subject}: in {_n(len(result.columns), 'column')}, mentioned in {_n(len(result.mentions), 'place')}"]
+        lines += [f"  {row.column}  {_n(row.rows, 'row')}" for row in result.columns]
+        lines += ["mentioned in:"] + [f"  {row.uri}" + (f"  ({row.count}x)" if row.count > 1 else "") for row in result.mentions] if result.mentions else []
+        return "\n".join(lines)
+    if result.asked == "uri":
+        lines = [f"{result.subject}: mentions {_n(len(result.values), 'warehouse value')}"]
+        for row in result.values:
+            where = ", ".join(f"{column.column} ({_n(column.rows, 'row')})" for column in row.columns)
+            lines.append(f"  {row.value}  {row.count}x in {_n(row.places, 'place')}  — {where}")
+        return "\n".join(lines)
+    domain = ", ".join(result.domain) or "no column joins it"
+    lines = [f"{result.subject}: {_n(len(result.unmentioned), 'value')} no document mentions"]
+    lines += [f"  {row.value}  {_n(row.rows, 'row')}" for row in result.unmentioned]
+    lines.append(f"documented values it never holds (from {domain}): {len(result.unseen)}")
+    lines += [f"  {row.value}  mentioned in {_n(row.mentions, 'place')}, in {', '.join(row.columns)}" for row in result.unseen]
+    return "\n".join(lines)
+
+
+class BridgeParams(Params):
+    value: str | None = Field(None, description="A warehouse value (a fault code, a part number): what mentions it, where it occurs")
+    uri: str | None = Field(None, description="A library, folder, document or section URI: the warehouse values mentioned there")
+    column: str | None = Field(
+        None, description="An identifier column (full id or tail: service.work_orders.fault_code): its values no document mentions, and the reverse"
+    )
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> BridgeParams:
+        if sum(1 for given in (self.value, self.uri, self.column) if given) > 1:
+            raise ValueError("give one of value, uri or column (none lists the bridged columns)")
+        return self
+
+
+SPEC = ShapeSpec(
+    name="bridge",
+    purpose="Documents ↔ warehouse values: what mentions a value and where it occurs, what a document names, and two-way coverage of a column.",
+    guide="Give one of value, uri or column; none lists the bridged columns. A column's gaps are ranked by rows in the field.",
+    params=BridgeParams,
+    output=BridgeResult,
+    run=lambda shapes, p: shapes.bridge(p.value or None, p.uri or None, p.column or None),
+    render=render,
+    rows=("bridged", "columns", "mentions", "values", "unmentioned", "unseen"),
+    needs="values",
+)
