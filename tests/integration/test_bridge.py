@@ -131,6 +131,13 @@ def test_warehouse_changes_are_bridged_at_the_next_refresh(house: lakehouse.Lake
     assert "C0035" not in [row["value"] for row in driver.execute_query("MATCH (v:Value) RETURN v.id AS value").records]
 
 
+def test_a_table_event_refreshes_that_tables_values(house: lakehouse.Lakehouse, driver: Driver) -> None:
+    with duckdb.connect(str(house.warehouse)) as con:
+        con.execute("INSERT INTO service.work_orders VALUES (7, 'VIN1', 'P0420', DATE '2024-05-01', false)")
+    WarehouseSync(house.settings, driver, "neo4j").sync_table("service", "work_orders")  # what an audit-log table event runs
+    assert [(row["column"], row["rows"]) for row in bridge(house, driver, value="P0420")["columns"]] == [("warehouse.service.work_orders.fault_code", 1)]
+
+
 def test_a_pass_cut_short_is_finished_by_the_next_refresh(house: lakehouse.Lakehouse, driver: Driver) -> None:
     """A crash between writing a column's values and their mention pass loses nothing."""
     complete = edges(driver)

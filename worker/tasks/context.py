@@ -10,7 +10,6 @@ from google.api_core import exceptions as google_errors
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
-from worker.bridge.refresh import BridgeRefresh
 from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
@@ -64,12 +63,6 @@ def documents() -> DocumentSync:
 def warehouse() -> WarehouseSync:
     driver, where = graph()
     return WarehouseSync(settings(), driver, where.database)
-
-
-@cache
-def bridge() -> BridgeRefresh:
-    driver, where = graph()
-    return BridgeRefresh(settings(), driver, where.database)
 
 
 @cache

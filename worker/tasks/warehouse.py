@@ -22,15 +22,13 @@ class WarehouseTask(LakegraphTask):
 @app.task(name=names.SYNC_TABLE, base=WarehouseTask)
 def sync_table(schema: str, table: str) -> dict:
     """A table was created, changed or deleted: re-read just that table, then its bridged values."""
-    report = asdict(context.warehouse().sync_table(schema, table))
-    refresh_bridge.delay(schema, table)
-    return report
+    return asdict(context.warehouse().sync_table(schema, table))
 
 
 @app.task(name=names.REFRESH_BRIDGE, base=WarehouseTask)
 def refresh_bridge(schema: str | None = None, table: str | None = None) -> dict:
     """The values of identifier columns (every one, or one table's) and the mentions of new ones."""
-    return asdict(context.bridge().refresh(schema, table))
+    return asdict(context.warehouse().bridge.refresh(schema, table))
 
 
 @app.task(name=names.SYNC_WAREHOUSE, base=WarehouseTask)

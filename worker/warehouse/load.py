@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from neo4j import Driver
 
-from worker.bridge.refresh import BridgeRefresh, BridgeReport
+from worker.bridge.refresh import BridgeReport
 from worker.settings import Settings
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
@@ -41,6 +41,6 @@ def load_warehouse(settings: Settings, driver: Driver, database: str, progress: 
         report.query_logs.append(ingest(path, queries, sync))
     progress("query logs", len(files), len(files))
     progress("values", 0, 1)
-    report.bridge = BridgeRefresh(settings, driver, database).refresh()  # after the query logs: learned joins pick columns too
+    report.bridge = sync.bridge.refresh()  # after the query logs: learned joins pick columns too
     progress("values", 1, 1)
     return report

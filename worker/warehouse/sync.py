@@ -9,6 +9,7 @@ from pathlib import Path
 from neo4j import Driver
 
 from worker import problems
+from worker.bridge.refresh import BridgeRefresh
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
@@ -28,13 +29,16 @@ class WarehouseSync:
         self.database = database
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
+        self.bridge = BridgeRefresh(settings, driver, database)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
     def sync_table(self, schema: str, table: str) -> MetadataReport:
-        """One table re-read (created, altered or dropped: a dropped table's snapshot is empty)."""
+        """One table re-read (created, altered or dropped: a dropped table's snapshot is empty),
+        then the bridged values of its identifier columns — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
         self.refresh_embeddings()
+        self.bridge.refresh(schema, table)
         return report
 
     def sync_schema(self, schema: str) -> MetadataReport:
