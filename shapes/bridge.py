@@ -5,7 +5,8 @@
 - a document, section or folder URI: the values mentioned there, with their columns;
 - nothing: every bridged column, with its values and how many no document mentions;
 - an identifier column: two-way coverage — its values no document mentions, most rows first, and
-  the documented values of its domain (the columns it joins, declared or learned) it never holds.
+  the documented values of its domain (the columns it joins, declared or learned, or shares an
+  identifier glossary term with) it never holds.
 
 Mentions follow coverage's whole-token rule; the graph keeps them (worker/bridge), so an answer
 is a read, never a scan of the text.
@@ -35,11 +36,9 @@ MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALU
 WITH t, c, count(v) AS values, sum(h.rows) AS rows, sum(CASE WHEN EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }} THEN 0 ELSE 1 END) AS unmentioned
 RETURN c.id AS column, t.id AS table, values, rows, unmentioned ORDER BY column
 """
-VALUE = f"""
-MATCH (v:{Label.VALUE} {{id: $value}}) RETURN v.id AS value
-UNION
-MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value
-"""
+VALUE = f"MATCH (v:{Label.VALUE} {{id: $value}}) RETURN v.id AS value"
+# Only when the exact spelling is not a value: this reads every value.
+VALUE_ANY_CASE = f"MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value ORDER BY value"
 VALUE_COLUMNS = f"""
 MATCH (:{Label.VALUE} {{id: $value}})<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
 RETURN c.id AS column, t.id AS table, h.rows AS rows ORDER BY rows DESC, column
@@ -75,9 +74,15 @@ FIND_COLUMN = f"""
 MATCH (c:{Label.COLUMN}) WHERE c.id = $column OR c.id ENDS WITH '.' + $column
 RETURN c.id AS id ORDER BY id LIMIT 10
 """
+# A column's domain: the columns it joins (declared or learned), and those an identifier term tags with it.
 DOMAIN = f"""
-MATCH (:{Label.COLUMN} {{id: $column}})-[:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(other:{Label.COLUMN})
-WHERE EXISTS {{ (other)-[:{Rel.HAS_VALUE}]->() }}
+MATCH (c:{Label.COLUMN} {{id: $column}})
+CALL (c) {{
+  MATCH (c)-[:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(other:{Label.COLUMN}) RETURN other
+  UNION
+  MATCH (c)-[:{Rel.TAGGED_WITH}]->(:{Label.BUSINESS_TERM} {{identifier: true}})<-[:{Rel.TAGGED_WITH}]-(other:{Label.COLUMN}) RETURN other
+}}
+WITH c, other WHERE other <> c AND EXISTS {{ (other)-[:{Rel.HAS_VALUE}]->() }}
 RETURN DISTINCT other.id AS column ORDER BY column
 """
 UNMENTIONED = f"""
@@ -161,10 +166,10 @@ def bridge(driver: Driver, database: str, value: str | None, uri: str | None, co
     if not (value or uri or column):
         return BridgeResult("columns", "", bridged=[BridgedColumn(**row) for row in run(BRIDGED)])
     if value:
-        found = [row["value"] for row in run(VALUE, value=value)]
+        found = [row["value"] for row in run(VALUE, value=value) or run(VALUE_ANY_CASE, value=value)]
         if not found:
             raise ShapeError(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
-        exact = value if value in found else found[0]
+        exact = found[0]
         return BridgeResult(
             "value",
             exact,

@@ -259,32 +259,40 @@ def test_the_bridge_names_both_gaps_in_one_call(demo: Demo) -> None:
 
 
 def test_an_edit_naming_a_code_is_bridged_live(demo: Demo) -> None:
-    """A bulletin that starts naming an undocumented code gains its MENTIONS within the edit
-    latency; taking the line out again removes them."""
-    code = demo.manifest["undocumented_codes"][0]
+    """A bulletin that starts naming an undocumented code gains its MENTIONS in the transaction
+    that makes the edit searchable — so within the edit latency, whatever it is; taking the line
+    out again removes them. Twice: the first edit also warms the worker up."""
+    headers = {"Authorization": f"Bearer {demo.token}"}
     bulletin = next((demo.folder / "library" / "bulletins").glob("*.md"))
     original = bulletin.read_text()
 
-    def mentions() -> list[str]:
-        answer = httpx2.get(f"{demo.base}/v1/bridge", params={"value": code}, headers={"Authorization": f"Bearer {demo.token}"}, timeout=30)
+    def mentions(code: str) -> list[str]:
+        answer = httpx2.get(f"{demo.base}/v1/bridge", params={"value": code}, headers=headers, timeout=30)
         assert answer.status_code == 200, answer.text
         return [row["uri"] for row in answer.json()["mentions"]]
+
+    def searchable(token: str) -> bool:
+        answer = httpx2.get(f"{demo.base}/v1/search", params={"query": token}, headers=headers, timeout=30)
+        return answer.status_code == 200 and bool(answer.json()["hits"])
 
     def until(check, what: str) -> float:
         began = time.monotonic()
         while not check():
             assert time.monotonic() - began < 30, what
-            time.sleep(0.05)
+            time.sleep(0.02)
         return time.monotonic() - began
 
-    assert mentions() == []
-    try:
-        bulletin.write_text(original + f"\n## Field reports\nWorkshops report {code} after a gateway update.\n")
-        added = until(lambda: len(mentions()) == 1, f"{code} was not bridged to the edited bulletin")
-    finally:
-        bulletin.write_text(original)
-    removed = until(lambda: mentions() == [], f"{code}'s mention did not go with the line")
-    print(f"\nedit -> bridged in {added * 1000:.0f} ms, removal -> unbridged in {removed * 1000:.0f} ms")
+    for attempt, code in enumerate(demo.manifest["undocumented_codes"][:2]):
+        token = f"fieldreport{attempt}x"
+        assert mentions(code) == []
+        try:
+            bulletin.write_text(original + f"\n## Field reports\nWorkshops report {code} after a gateway update ({token}).\n")
+            seconds = until(lambda token=token: searchable(token), f"the edit naming {code} was not searchable")
+            assert len(mentions(code)) == 1  # written with the text: bridged as soon as it is searchable
+        finally:
+            bulletin.write_text(original)
+        removed = until(lambda code=code: mentions(code) == [], f"{code}'s mention did not go with the line")
+        print(f"\nedit {attempt + 1}: searchable and bridged in {seconds * 1000:.0f} ms; the line removed, unbridged in {removed * 1000:.0f} ms")
 
 
 def test_a_second_start_reuses_the_dataset_and_is_faster(demo: Demo) -> None:

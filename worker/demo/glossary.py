@@ -23,7 +23,8 @@ tags = ["service.parts.superseded_by"]
 name = "Field code"
 description = "A diagnostic trouble code recorded on a repair visit."
 synonyms = ["DTC", "fault code"]
-tags = ["service.work_orders.fault_code", "service.fault_codes"]
+tags = ["service.work_orders.fault_code", "service.fault_codes", "service.fault_codes.code"]
+identifier = true
 
 [[term]]
 name = "Labor hours"
