@@ -153,27 +153,3 @@ def test_a_column_the_table_lacks_is_listed_as_unresolved_and_never_joined(graph
     assert [row["columns"] for row in listing.unresolved_examples] == [["my-proj.shop.orders.customer"]]
     assert "queries naming columns their tables lack (1; not counted as joins)" in render(listing)
     assert list_joins(graph, "neo4j", "shop.customers", 0.0).unresolved_queries == 0
-
-
-def test_queries_absorbed_before_their_tables_count_their_joins_when_the_tables_arrive(graph: Driver) -> None:
-    """The order events arrive in does not matter: a query log read before the warehouse's
-    metadata learns the same joins, once, when the tables appear."""
-    done = event("v2_jobChange_done.json")
-    runs = [done, replace(done, job_id=f"{done.job_id}-again", user="bo@example.com")]
-
-    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
-    QueryGraph(graph, "neo4j").absorb(runs, now=NOW)
-    tables_first = [dict(row) for row in graph.execute_query(JOIN).records]
-    assert tables_first and tables_first[0]["executions"] == 2
-
-    wipe(graph)
-    schema.apply(graph, "neo4j")
-    queries = QueryGraph(graph, "neo4j")
-    assert queries.absorb(runs, now=NOW).pairs == 0  # no tables yet: nothing to join
-    assert graph.execute_query(JOIN).records == []
-    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
-    assert queries.resolve_waiting(now=NOW) == 1
-    assert [dict(row) for row in graph.execute_query(JOIN).records] == tables_first
-    assert queries.resolve_waiting(now=NOW) == 0  # counted once
-    queries.absorb([replace(done, job_id="a-third-run")], now=NOW)  # a later run counts as usual
-    assert graph.execute_query(JOIN).records[0]["executions"] == 3

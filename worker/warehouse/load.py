@@ -13,6 +13,7 @@ from worker.settings import Settings
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
 from worker.warehouse.glossary import GlossaryReport
+from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
@@ -33,7 +34,7 @@ def load_warehouse(settings: Settings, driver: Driver, database: str, progress: 
     report.schemas = sync.sync_schemas(lambda done, total: progress("warehouse", done, total + 1))
     report.glossary = sync.sync_glossary()
     progress("warehouse", 1, 1)
-    queries = sync.queries
+    queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
     files = folder_files(settings.audit_log_path)
     for index, path in enumerate(files):
         progress("query logs", index, len(files))

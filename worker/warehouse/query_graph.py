@@ -27,8 +27,8 @@ from neo4j.exceptions import ConstraintError
 from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
-from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, fingerprint
-from worker.warehouse.query_log import Execution, PairStats, absorb
+from worker.warehouse.joins import Extraction, SchemaIndex, fingerprint
+from worker.warehouse.query_log import Execution, absorb
 
 SCHEMA_TTL = 30.0
 DUPLICATE_RACE_ATTEMPTS = 3
@@ -46,30 +46,9 @@ MERGE_QUERIES = f"""
 UNWIND $rows AS r
 MERGE (q:{Label.QUERY} {{id: r.id}})
 ON CREATE SET q.sql = r.sql, q.executions = 0, q.first_seen = r.first, q.error = r.error
-SET q.unresolved = r.unresolved, q.executions = q.executions + r.executions, q.tables = r.tables,
-    q.pairs = [p IN coalesce(q.pairs, []) WHERE NOT p IN r.pairs] + r.pairs,
+SET q.unresolved = r.unresolved, q.executions = q.executions + r.executions,
     q.first_seen = CASE WHEN r.first < q.first_seen THEN r.first ELSE q.first_seen END,
     q.last_seen = CASE WHEN q.last_seen IS NULL OR r.last > q.last_seen THEN r.last ELSE q.last_seen END
-WITH q, r
-UNWIND r.tables AS table
-MATCH (t:{Label.TABLE} {{id: table}})
-MERGE (q)-[:{Rel.USES}]->(t)
-"""
-# Queries absorbed before the tables or columns they name were in the graph: they counted no join
-# for those, and their job ids are recorded, so no later delivery will.
-WAITING = f"""
-MATCH (q:{Label.QUERY}) WHERE q.error IS NULL
-  AND (size(coalesce(q.unresolved, [])) > 0 OR COUNT {{ (q)-[:{Rel.USES}]->() }} < size(coalesce(q.tables, [])))
-RETURN q.id AS id, q.sql AS sql, coalesce(q.pairs, []) AS pairs
-"""
-RUNS_OF = f"""
-MATCH (r:{Label.QUERY_RUN}) WHERE r.query IN $ids AND NOT coalesce(r.failed, false)
-RETURN r.id AS id, r.query AS query, r.user AS user, r.at AS at
-"""
-RESOLVED_AGAIN = f"""
-UNWIND $rows AS r
-MATCH (q:{Label.QUERY} {{id: r.id}})
-SET q.unresolved = r.unresolved, q.tables = r.tables, q.pairs = r.pairs
 WITH q, r
 UNWIND r.tables AS table
 MATCH (t:{Label.TABLE} {{id: table}})
@@ -87,16 +66,15 @@ SET j.executions = j.executions + r.executions,
     j.first_seen = CASE WHEN r.first < j.first_seen THEN r.first ELSE j.first_seen END,
     j.last_seen = CASE WHEN r.last > j.last_seen THEN r.last ELSE j.last_seen END,
     j.self_join = r.self_join
-WITH r, a, b, j
+WITH a, b, j
 OPTIONAL MATCH (a)-[k:{Rel.REFERENCES}]-(b)
-WITH r, j, count(k) > 0 AS declared
+WITH j, count(k) > 0 AS declared
 SET j.declared = declared,
     j.distinct_queries = size(j.queries), j.distinct_users = size(j.users),
     j.confidence = round(
       0.5 * (1 - exp(-(size(j.queries) + size(j.users)) / 4.0))
       + 0.2 * exp(-duration.inDays(datetime(j.last_seen), datetime($now)).days / 90.0)
       + 0.3 * CASE WHEN declared THEN 1 ELSE 0 END, 4)
-RETURN r.left + '=' + r.right AS pair
 """
 
 
@@ -131,8 +109,6 @@ class QueryGraph:
             mapping[row["database"]][row["schema"]].setdefault(row["table"], {})[row["column"]] = row["type"] or "STRING"
         only = next(iter(mapping)) if len(mapping) == 1 else None
         index = SchemaIndex({db: dict(schemas) for db, schemas in mapping.items()}, default_catalog=only)
-        if self._schema is not None and self._schema[1].mapping != index.mapping:
-            self.cache.clear()  # shapes resolved against the old tables may resolve otherwise now
         self._schema = (self.clock(), index)
         return index
 
@@ -186,10 +162,6 @@ class QueryGraph:
             shape = fingerprint(event.sql)
             times[shape].append(event.at)
             samples.setdefault(shape, event.sql)
-        # Joins first: a pair whose columns the graph lacks makes no edge, and its query must not
-        # call it counted (it is counted when the columns arrive: resolve_waiting).
-        join_rows = [_join_row(pair, stats, [stamp for shape in stats.queries for stamp in times[shape]]) for pair, stats in result.pairs.items()]
-        merged = {row["pair"] for row in tx.run(MERGE_JOINS, rows=join_rows, now=now)}
         tx.run(
             MERGE_QUERIES,
             rows=[
@@ -202,68 +174,25 @@ class QueryGraph:
                     "error": extraction.error,
                     "tables": sorted(extraction.tables),
                     "unresolved": sorted(extraction.unresolved),
-                    "pairs": sorted(_key(pair) for pair in extraction.pairs if _key(pair) in merged),
                 }
                 for shape, extraction in result.shapes.items()
             ],
         ).consume()
-        report.pairs = len(merged)
-        return report
-
-    def resolve_waiting(self, now: datetime | None = None) -> int:
-        """Count now the joins of queries absorbed before their tables or columns were known —
-        each pair once per query, with that query's recorded runs; returns the join pairs updated.
-        (A run absorbed between the metadata arriving and this call has counted its pairs itself;
-        those pairs are then not counted again for the query's older runs: never twice, at worst
-        fewer executions.)"""
-        with self.driver.session(database=self.database) as session:
-            return session.execute_write(self._resolve_waiting, (now or datetime.now(UTC)).isoformat())
-
-    def _resolve_waiting(self, tx: ManagedTransaction, now: str) -> int:
-        waiting = {row["id"]: row for row in tx.run(WAITING)}
-        if not waiting:
-            return 0
-        self._schema = None  # the metadata has just changed: read it, and resolve every shape afresh
-        self.cache.clear()
-        runs = [dict(row) for row in tx.run(RUNS_OF, ids=list(waiting))]
-        result = absorb([Execution(run["id"], waiting[run["query"]]["sql"], run["user"] or "") for run in runs], self.dialect, self.schema(), workers=1)
         join_rows = []
         for pair, stats in result.pairs.items():
-            fresh = {shape for shape in stats.queries if _key(pair) not in waiting[shape]["pairs"]}  # not counted before
-            counted = [run for run in runs if run["query"] in fresh]
-            if counted:
-                stats = PairStats(fresh, len(counted), {run["user"] for run in counted if run["user"]})
-                join_rows.append(_join_row(pair, stats, [run["at"] for run in counted]))
-        merged = {row["pair"] for row in tx.run(MERGE_JOINS, rows=join_rows, now=now)}
-        tx.run(
-            RESOLVED_AGAIN,
-            rows=[
+            stamps = [stamp for shape in stats.queries for stamp in times[shape]]
+            join_rows.append(
                 {
-                    "id": shape,
-                    "tables": sorted(extraction.tables),
-                    "unresolved": sorted(extraction.unresolved),
-                    "pairs": sorted(set(waiting[shape]["pairs"]) | {_key(pair) for pair in extraction.pairs if _key(pair) in merged}),
+                    "left": str(pair.left),
+                    "right": str(pair.right),
+                    "executions": stats.executions,
+                    "queries": sorted(stats.queries),
+                    "users": sorted(stats.users),
+                    "first": min(stamps),
+                    "last": max(stamps),
+                    "self_join": pair.self_join,
                 }
-                for shape, extraction in result.shapes.items()
-            ],
-        ).consume()
-        if merged:
-            stamp(tx, "query-log")
-        return len(merged)
-
-
-def _key(pair: JoinPair) -> str:
-    return f"{pair.left}={pair.right}"
-
-
-def _join_row(pair: JoinPair, stats: PairStats, stamps: list[str]) -> dict:
-    return {
-        "left": str(pair.left),
-        "right": str(pair.right),
-        "executions": stats.executions,
-        "queries": sorted(stats.queries),
-        "users": sorted(stats.users),
-        "first": min(stamps),
-        "last": max(stamps),
-        "self_join": pair.self_join,
-    }
+            )
+        tx.run(MERGE_JOINS, rows=join_rows, now=now).consume()
+        report.pairs = len(join_rows)
+        return report

@@ -17,7 +17,6 @@ from worker.tasks.names import SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
-from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
 SOURCE = "warehouse"
@@ -31,7 +30,6 @@ class WarehouseSync:
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
         self.bridge = BridgeRefresh(settings, driver, database)
-        self.queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
@@ -40,7 +38,6 @@ class WarehouseSync:
         then the bridged values of its identifier columns — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
         self.refresh_embeddings()
-        self._resolve_waiting_queries(report)
         self.bridge.refresh(schema, table)
         return report
 
@@ -48,13 +45,7 @@ class WarehouseSync:
         """A whole schema re-read: the drift reconcile; tables no longer there are removed."""
         report = self.writer.apply(self.connector.snapshot(schema))
         self.refresh_embeddings()
-        self._resolve_waiting_queries(report)
         return report
-
-    def _resolve_waiting_queries(self, report: MetadataReport) -> None:
-        """Tables or columns appeared: queries absorbed before them count their joins now."""
-        if report.tables_written or report.columns_written:
-            self.queries.resolve_waiting()
 
     def sync_schemas(self, on_schema: Callable[[int, int], None] = lambda done, total: None) -> dict[str, dict]:
         """Every schema of the warehouse. Schemas gone from it are removed — only this database's,
