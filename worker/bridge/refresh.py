@@ -19,7 +19,7 @@ from neo4j import Driver, ManagedTransaction
 from worker import problems
 from worker.bridge.columns import IdentifierColumn, identifier_columns
 from worker.bridge.matcher import ValueMatcher
-from worker.bridge.mentions import NODE_TEXT, mention_rows, write_mentions
+from worker.bridge.mentions import NODE_TEXT, WRITE_BATCH, mention_rows, write_mentions
 from worker.bridge.scan import ColumnValues, ValueScanner
 from worker.documents.writer import LIBRARY_NAMES, LOCK_LIBRARIES
 from worker.errors import EngineUnavailable, LakegraphError
@@ -81,7 +81,6 @@ WHERE node.uri STARTS WITH $prefix
 RETURN DISTINCT node.uri AS uri, {NODE_TEXT.format(node="node")} AS text
 """
 FULLTEXT_AT_MOST = 64
-WRITE_BATCH = 20_000
 
 
 @dataclass
