@@ -36,17 +36,23 @@ MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALU
 WITH t, c, count(v) AS values, sum(h.rows) AS rows, sum(CASE WHEN EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }} THEN 0 ELSE 1 END) AS unmentioned
 RETURN c.id AS column, t.id AS table, values, rows, unmentioned ORDER BY column
 """
-VALUE = f"MATCH (v:{Label.VALUE} {{id: $value}}) RETURN v.id AS value"
+# A value, where it occurs and what mentions it, in one round trip.
+VALUE = f"""
+MATCH (v:{Label.VALUE} {{id: $value}})
+CALL (v) {{
+  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
+  WITH c, t, h ORDER BY h.rows DESC, c.id
+  RETURN collect({{column: c.id, table: t.id, rows: h.rows}}) AS columns
+}}
+CALL (v) {{
+  MATCH (n)-[m:{Rel.MENTIONS}]->(v)
+  WITH n, m ORDER BY n.uri
+  RETURN collect({{uri: n.uri, count: m.count}}) AS mentions
+}}
+RETURN v.id AS value, columns, mentions
+"""
 # Only when the exact spelling is not a value: this reads every value.
-VALUE_ANY_CASE = f"MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value ORDER BY value"
-VALUE_COLUMNS = f"""
-MATCH (:{Label.VALUE} {{id: $value}})<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
-RETURN c.id AS column, t.id AS table, h.rows AS rows ORDER BY rows DESC, column
-"""
-VALUE_MENTIONS = f"""
-MATCH (n)-[m:{Rel.MENTIONS}]->(:{Label.VALUE} {{id: $value}})
-RETURN n.uri AS uri, m.count AS count ORDER BY uri
-"""
+VALUE_ANY_CASE = f"MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value ORDER BY value LIMIT 1"
 NODE_EXISTS = f"""
 OPTIONAL MATCH (n:{Label.LIBRARY}|{Label.FOLDER}|{Label.DOCUMENT}|{Label.SECTION} {{uri: $uri}})
 RETURN n IS NOT NULL AS found
@@ -166,23 +172,23 @@ def bridge(driver: Driver, database: str, value: str | None, uri: str | None, co
     if not (value or uri or column):
         return BridgeResult("columns", "", bridged=[BridgedColumn(**row) for row in run(BRIDGED)])
     if value:
-        found = [row["value"] for row in run(VALUE, value=value) or run(VALUE_ANY_CASE, value=value)]
+        found = run(VALUE, value=value) or [row for spelled in run(VALUE_ANY_CASE, value=value) for row in run(VALUE, value=spelled["value"])]
         if not found:
             raise ShapeError(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
-        exact = found[0]
+        row = found[0]
         return BridgeResult(
             "value",
-            exact,
-            columns=[ValueColumn(**row) for row in run(VALUE_COLUMNS, value=exact)],
-            mentions=[Mention(**row) for row in run(VALUE_MENTIONS, value=exact)],
+            row["value"],
+            columns=[ValueColumn(**column) for column in row["columns"]],
+            mentions=[Mention(**mention) for mention in row["mentions"]],
         )
     if uri:
-        if not run(NODE_EXISTS, uri=uri)[0]["found"]:
-            raise ShapeError(f"no library, folder, document or section at {uri}")
         values = [
             MentionedValue(row["value"], row["count"], row["places"], [ValueColumn(**column) for column in row["columns"]])
             for row in run(VALUES_UNDER, uri=uri.rstrip("/"))
         ]
+        if not values and not run(NODE_EXISTS, uri=uri)[0]["found"]:
+            raise ShapeError(f"no library, folder, document or section at {uri}")
         return BridgeResult("uri", uri, values=values)
     assert column is not None
     ids = [row["id"] for row in run(FIND_COLUMN, column=column)]

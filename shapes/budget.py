@@ -19,7 +19,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
 from shapes.errors import ShapeError
@@ -40,8 +40,18 @@ class Page:
     overview: bool = False  # this page summarises deeper levels; its cursor walks every row from the first
 
 
+FIT_CHUNK = 64  # rows measured in one encoding while a page has room for all of them
+
+
+def _encode(value: Any) -> Any:
+    """JSON for what the encoder does not know: a dataclass as its fields (read in place, where
+    `asdict` deep-copies every row), anything else as text."""
+    return vars(value) if is_dataclass(value) else str(value)
+
+
 def size(value: Any) -> int:
-    return len(json.dumps(value, default=str))
+    """Characters of `value` as JSON (dataclasses as their fields)."""
+    return len(json.dumps(value, default=_encode))
 
 
 class Rows:
@@ -88,11 +98,7 @@ def with_rows(result: Any, fields: tuple[str, ...], rows: Iterable[tuple[str, An
 
 def _row_hash(row: tuple[str, Any]) -> str:
     field, item = row
-    return hashlib.sha256(f"{field}\0{json.dumps(_plain(item), default=str, sort_keys=True)}".encode()).hexdigest()[:16]
-
-
-def _plain(item: Any) -> Any:
-    return asdict(item) if hasattr(item, "__dataclass_fields__") else item
+    return hashlib.sha256(f"{field}\0{json.dumps(item, default=_encode, sort_keys=True)}".encode()).hexdigest()[:16]
 
 
 def call_hash(params: dict[str, Any]) -> str:
@@ -137,10 +143,19 @@ def decode_cursor(cursor: str, rows: Rows | list[tuple[str, Any]], params: dict[
 
 
 def fit(rows: Rows, start: int, room: int) -> int:
-    """How many rows from `start` fit in `room` characters: whole rows, at least one."""
+    """How many rows from `start` fit in `room` characters: whole rows, at least one. Each row
+    counts its JSON and two characters of separator; a chunk of rows is measured in one encoding
+    (a list's JSON is exactly that sum), and row by row only once a chunk would overflow."""
     count, used = 0, 0
-    for _, item in rows.between(start, len(rows)):
-        used += size(_plain(item)) + 2
+    while start + count < len(rows):
+        chunk = [item for _, item in rows.between(start + count, start + count + FIT_CHUNK)]
+        together = size(chunk)
+        if used + together > room:
+            break
+        used += together
+        count += len(chunk)
+    for _, item in rows.between(start + count, len(rows)):
+        used += size(item) + 2
         if count and used > room:
             break
         count += 1
@@ -160,7 +175,7 @@ def paginate(
     a cut page's cursor names `snapshot()`, where the whole `result` is kept for the pages after it."""
     rows = Rows(result, fields)
     start = decode_cursor(cursor, rows, params) if cursor else 0
-    fixed = size(asdict(with_rows(result, fields, [])))
+    fixed = size(with_rows(result, fields, []))
     count = fit(rows, start, budget_chars - fixed - other_chars - PAGE_RESERVE)
     end = start + count
     more = end < len(rows)

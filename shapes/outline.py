@@ -9,7 +9,7 @@ says how many children were cut.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from neo4j import Driver
@@ -161,7 +161,7 @@ def overview(whole: Outline, chars: int) -> Outline | None:
     URI drills in. None when not even the roots' children fit (plain pages do better then)."""
     for level in range(max(row.depth for row in whole.rows) - 1, 0, -1):
         rows = _summarised(whole.rows, level)
-        if size(asdict(replace(whole, rows=rows))) <= chars:
+        if size(replace(whole, rows=rows)) <= chars:
             return replace(whole, rows=rows)
     return None
 

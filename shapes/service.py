@@ -126,12 +126,12 @@ class Shapes:
         kept = self.snapshots.get(sid, call_key) if sid else None
         whole = spec.run(self, params) if kept is None else kept
         freshness = self.probe()
-        other = budget.size(asdict(freshness))
+        other = budget.size(freshness)
 
         def keep() -> str:
             return sid if kept is not None else self.snapshots.keep(call_key, whole)
 
-        if spec.overview is not None and cursor is None and budget.size(asdict(whole)) + other > chars:
+        if spec.overview is not None and cursor is None and budget.size(whole) + other > chars:
             summary = spec.overview(whole, chars - other - budget.PAGE_RESERVE)
             if summary is not None:
                 return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.Rows(whole, spec.rows)), keep), freshness

@@ -32,16 +32,23 @@ CANDIDATES = 20
 MAX_K = 50
 MAX_QUESTION = 1000
 
-BY_TERM = f"""
-CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $limit}}) YIELD node AS term, score
-MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
-OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
-WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
-RETURN table.id AS id, score, via ORDER BY score DESC, id
-"""
-BY_TABLE_TEXT = f"""
-CALL db.index.fulltext.queryNodes('{TABLE_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node, score
-RETURN node.id AS id, score ORDER BY score DESC, id
+# The two full-text arms in one round trip, each ranked best first: tables found through a term
+# tagged on them or on one of their columns (with those terms), and by their own name and text.
+BY_TEXT = f"""
+CALL () {{
+  CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $limit}}) YIELD node AS term, score
+  MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
+  OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
+  WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
+  WITH table, via ORDER BY score DESC, table.id
+  RETURN collect({{id: table.id, via: via}}) AS by_term
+}}
+CALL () {{
+  CALL db.index.fulltext.queryNodes('{TABLE_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node, score
+  WITH node ORDER BY score DESC, node.id
+  RETURN collect(node.id) AS by_table
+}}
+RETURN by_term, by_table
 """
 BY_TABLE_VECTOR = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.TABLE]}', $limit, $vector) YIELD node, score
@@ -128,10 +135,10 @@ class TableContextShape:
             raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
         lucene = " OR ".join(escape(word) for word in question.split())
         rankings: dict[str, list[str]] = {}
-        term_rows = self._run(BY_TERM, lucene=lucene, limit=CANDIDATES)
-        rankings["term"] = [row["id"] for row in term_rows]
-        via = {row["id"]: row["via"] for row in term_rows}
-        rankings["text"] = [row["id"] for row in self._run(BY_TABLE_TEXT, lucene=lucene, limit=CANDIDATES)]
+        found = self._run(BY_TEXT, lucene=lucene, limit=CANDIDATES)[0]
+        rankings["term"] = [row["id"] for row in found["by_term"]]
+        via = {row["id"]: row["via"] for row in found["by_term"]}
+        rankings["text"] = found["by_table"]
         if self.vectors_available():
             assert self.embedder is not None
             vector = self.embedder.embed([question])[0]

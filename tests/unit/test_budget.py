@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapes.budget import decode_cursor, encode_cursor, paginate, rows_of
+from shapes.budget import Rows, decode_cursor, encode_cursor, fit, paginate, rows_of
 from shapes.errors import ShapeError
 
 
@@ -52,6 +52,38 @@ def test_pages_fit_and_walk_to_exactly_the_whole(listing: Listing, budget: int) 
         assert page.title == listing.title  # the fixed part is on every page
         if record.shown > 1:
             assert len(json.dumps(asdict(page))) + len(json.dumps(asdict(record))) <= budget
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    tags: list[str]
+    nested: Listing | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    rows: list[Row]
+
+
+row_lists = st.lists(
+    st.builds(Row, st.text(max_size=20), st.lists(st.text(max_size=8), max_size=4), st.none() | st.builds(Listing, st.text(max_size=10))),
+    max_size=300,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(row_lists, st.integers(min_value=0, max_value=299), st.integers(min_value=0, max_value=12000))
+def test_a_page_holds_the_longest_run_of_whole_rows_that_fits(rows: list[Row], start: int, room: int) -> None:
+    """Measuring rows a chunk at a time takes exactly the rows measuring each alone would."""
+    start = min(start, len(rows))
+    expected, used = 0, 0
+    for row in rows[start:]:
+        used += len(json.dumps(asdict(row))) + 2
+        if expected and used > room:
+            break
+        expected += 1
+    assert fit(Rows(Table(rows), ("rows",)), start, room) == expected
 
 
 def test_a_cursor_is_for_the_call_that_gave_it() -> None:
