@@ -1,7 +1,7 @@
 """Session fixtures that start the real services a test asks for, and stop them afterwards.
 
 A test names the services it needs by its fixtures (`neo4j_service`, `redis_service`,
-`pubsub_host`, `bigquery_endpoint`); each starts once per session on free loopback ports, and
+`pubsub_host`, `bigquery_endpoint`, `gcs_endpoint`); each starts once per session on free loopback ports, and
 is stopped at the end even when tests failed.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver, GraphDatabase
 
-from tests.services import bigquery_emulator, pubsub_emulator
+from tests.services import bigquery_emulator, fake_gcs, pubsub_emulator
 from worker.runtime import neo4j_server, redis_server
 from worker.settings import Settings, load_settings
 
@@ -41,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # A test that needs a service gets its marker from the fixture it asks for (`-m "not bigquery"`).
-SERVICE_MARKERS = {"neo4j_service": "neo4j", "redis_service": "redis", "pubsub_host": "pubsub", "bigquery_endpoint": "bigquery"}
+SERVICE_MARKERS = {"neo4j_service": "neo4j", "redis_service": "redis", "pubsub_host": "pubsub", "bigquery_endpoint": "bigquery", "gcs_endpoint": "gcs"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -122,6 +122,15 @@ def pubsub_host(services_dir: Path) -> Iterator[str]:
     service, host = pubsub_emulator.start(services_dir)
     try:
         yield host
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_endpoint(services_dir: Path, pubsub_host: str) -> Iterator[str]:
+    service, endpoint = fake_gcs.start(services_dir, load_settings().cache_path, pubsub_host)
+    try:
+        yield endpoint
     finally:
         service.stop()
 

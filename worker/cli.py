@@ -23,7 +23,7 @@ from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.problems import Problem
 from worker.runtime import neo4j_server
-from worker.settings import Settings
+from worker.settings import GCS_SCHEME, Settings
 from worker.themes import refresh_command as themes_refresh
 from worker.warehouse.extract_command import extract_joins_command
 
@@ -254,14 +254,17 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
-    """Settings whose libraries are the given roots (NAME=PATH, or PATH named after its folder)."""
+    """Settings whose libraries are the given roots (NAME=PATH, or PATH named after its folder; PATH may be gs://bucket/prefix)."""
     if not roots:
         return settings
     from worker.documents.slugs import name_slug
 
-    chosen = []
+    chosen: list[dict[str, object]] = []
     for root in roots:
         name, _, path = root.rpartition("=")
+        if path.startswith(GCS_SCHEME):  # a bucket library: named after its bucket or last prefix folder
+            chosen.append({"name": name or name_slug(path.rstrip("/").rsplit("/", 1)[-1]), "root": path})
+            continue
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise LakegraphError(f"{folder} is not a folder")
@@ -347,8 +350,8 @@ def watch(ctx: Context) -> None:
 @cli.command()
 @pass_context
 def subscribe(ctx: Context) -> None:
-    """Stream BigQuery audit-log entries from Pub/Sub into tasks (run by `up` when configured)."""
-    from worker.warehouse.subscribe import run
+    """Stream audit-log entries and bucket notifications from Pub/Sub into tasks (run by `up` when configured)."""
+    from worker.subscribe import run
 
     run(ctx.settings, say)
 

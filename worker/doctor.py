@@ -18,6 +18,7 @@ from worker.settings import Settings
 from worker.warehouse.duckdb_read import open_read_only
 
 PROBE_TIMEOUT = 5.0
+STORAGE_COUNT_CAP = 10_000
 
 NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
 GDS_VERSION = "RETURN gds.version() AS version"
@@ -37,6 +38,7 @@ def check(settings: Settings) -> list[EngineStatus]:
         *_probe("workers", lambda: _workers(settings)),
         *_probe("warehouse", lambda: _warehouse(settings)),
         *_probe("pubsub", lambda: _pubsub(settings)),
+        *_probe("storage", lambda: _storage(settings)),
     ]
 
 
@@ -102,9 +104,40 @@ def _warehouse(settings: Settings) -> list[EngineStatus]:
 
 
 def _pubsub(settings: Settings) -> list[EngineStatus]:
-    conf = settings.pubsub
-    if not conf.subscription:
+    if not settings.pubsub.subscription:
         return [EngineStatus("pubsub", "off", "no subscription configured (pubsub.subscription)")]
+    return [_subscription(settings, "pubsub", settings.pubsub.subscription)]
+
+
+def _storage(settings: Settings) -> list[EngineStatus]:
+    """Each bucket library (it exists, and how many objects lie below its prefix, counted to
+    STORAGE_COUNT_CAP), and the subscription its notifications arrive on."""
+    from worker.documents.bucket import BucketLibrary
+    from worker.documents.library import libraries
+
+    buckets = [library for library in libraries(settings) if isinstance(library, BucketLibrary)]
+    if not buckets:
+        return [EngineStatus("storage", "off", "no library in a bucket (documents.libraries root gs://...)")]
+    from worker.google_clients import storage_client
+
+    client = storage_client(settings.storage.project, settings.storage.endpoint)
+    where = settings.storage.endpoint or "Cloud Storage"
+    statuses = []
+    for library in buckets:
+        if client.lookup_bucket(library.bucket, timeout=PROBE_TIMEOUT) is None:
+            statuses.append(EngineStatus("storage", "down", f"{where}: bucket {library.bucket} of library {library.name} not found"))
+            continue
+        count = sum(1 for _ in client.list_blobs(library.bucket, prefix=library.base, max_results=STORAGE_COUNT_CAP, timeout=PROBE_TIMEOUT))
+        shown = f"{count}+" if count == STORAGE_COUNT_CAP else str(count)
+        statuses.append(EngineStatus("storage", "up", f"{where}: {library.location} (library {library.name}): {shown} object{'' if count == 1 else 's'}"))
+    if settings.storage.subscription:
+        statuses.append(_subscription(settings, "storage", settings.storage.subscription))
+    else:
+        statuses.append(EngineStatus("storage", "off", "no notification subscription (storage.subscription): buckets are kept by the reconcile alone"))
+    return statuses
+
+
+def _subscription(settings: Settings, engine: str, name: str) -> EngineStatus:
     from google.cloud import (
         pubsub_v1,  # imported here: slow, and only needed when configured
     )
@@ -113,10 +146,10 @@ def _pubsub(settings: Settings) -> list[EngineStatus]:
 
     with pubsub_environment(settings):
         subscriber = pubsub_v1.SubscriberClient()
-        path = subscriber.subscription_path(conf.project, conf.subscription)
+        path = subscriber.subscription_path(settings.pubsub.project, name)
         try:
             found = subscriber.get_subscription(subscription=path, timeout=PROBE_TIMEOUT)
         finally:
             subscriber.close()
-    where = conf.emulator_host or "Pub/Sub"
-    return [EngineStatus("pubsub", "up", f"{where}: {path} on topic {found.topic}")]
+    where = settings.pubsub.emulator_host or "Pub/Sub"
+    return EngineStatus(engine, "up", f"{where}: {path} on topic {found.topic}")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.auth.exceptions import DefaultCredentialsError
-from google.cloud import bigquery
+from google.cloud import bigquery, storage
 
 from worker.errors import LakegraphError
 from worker.settings import Settings
@@ -32,6 +32,18 @@ def bigquery_client(settings: Settings) -> bigquery.Client:
         return bigquery.Client(project=conf.bigquery_project, location=conf.bigquery_location)
     except DefaultCredentialsError:
         raise LakegraphError("no Google credentials for BigQuery: run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS") from None
+
+
+def storage_client(project: str, endpoint: str) -> storage.Client:
+    """A Cloud Storage client: an emulator's (no credentials) when `endpoint` is set."""
+    if endpoint:
+        return storage.Client(project=project or "lakegraph-local", credentials=AnonymousCredentials(), client_options=ClientOptions(api_endpoint=endpoint))
+    try:
+        return storage.Client(project=project or None)
+    except DefaultCredentialsError:
+        raise LakegraphError(
+            "no Google credentials for Cloud Storage: run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
+        ) from None
 
 
 @contextmanager

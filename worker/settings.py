@@ -38,6 +38,7 @@ CONFIG_ENV = "LAKEGRAPH_CONFIG"
 USER_FILE_NAME = "lakegraph.toml"
 SIZE_PATTERN = r"^[1-9][0-9]*[kKmMgG]$"
 MASK = "********"
+GCS_SCHEME = "gs://"  # a library root in Cloud Storage
 
 
 class Section(BaseModel):
@@ -109,7 +110,25 @@ class PubsubSettings(Section):
 
 class LibrarySettings(Section):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    root: Path
+    root: str  # a folder, or gs://bucket[/prefix] for objects in Cloud Storage
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+    @field_validator("root")
+    @classmethod
+    def _bucket_named(cls, value: str) -> str:
+        if value.startswith(GCS_SCHEME) and not value.removeprefix(GCS_SCHEME).split("/", 1)[0]:
+            raise ValueError(f"a bucket root names its bucket: {GCS_SCHEME}BUCKET[/PREFIX], got {value!r}")
+        return value
+
+
+class StorageSettings(Section):
+    project: str
+    endpoint: str
+    subscription: str
 
 
 class DocumentsSettings(Section):
@@ -222,6 +241,7 @@ class Settings(BaseSettings):
     redis: RedisSettings
     warehouse: WarehouseSettings
     pubsub: PubsubSettings
+    storage: StorageSettings
     documents: DocumentsSettings
     embeddings: EmbeddingsSettings
     themes: ThemesSettings

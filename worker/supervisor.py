@@ -157,7 +157,7 @@ def children(settings: Settings, serve: bool = False) -> list[Child]:
         Child("beat", [*celery, "worker.celery_app:beat_app", "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
     found.append(Child("watch", [sys.executable, "-m", "worker.watch"]))  # lean: not the whole CLI
-    if settings.pubsub.subscription:
+    if settings.pubsub.subscription or settings.storage.subscription:
         found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"]))
     if serve:
         found.append(Child("serve", [sys.executable, "-m", "worker.cli", "serve", "--mcp", "http", "--http"]))

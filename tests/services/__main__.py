@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.services import bigquery_emulator, neocarta, pubsub_emulator
+from tests.services import bigquery_emulator, fake_gcs, neocarta, pubsub_emulator
 from worker.runtime import maven
 from worker.settings import load_settings
 
@@ -12,6 +12,7 @@ def install() -> None:
     print(f"neo4j + gds jars: {maven.resolve(cache / 'maven').lib_dir}")
     print(f"bigquery emulator: {bigquery_emulator.ensure_venv(cache)}")
     print(f"pubsub emulator: {pubsub_emulator.emulator_script()}")
+    print(f"fake-gcs-server: {fake_gcs.ensure_binary(cache)}")
     print(f"neocarta mcp: {neocarta.ensure_venv(cache)}")
 
 

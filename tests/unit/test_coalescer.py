@@ -46,10 +46,10 @@ def test_a_settled_change_is_due_at_once_and_ends_the_wait() -> None:
 
 
 def test_library_events_that_settle_a_file(tmp_path: Path) -> None:
-    from worker.documents.library import Library
+    from worker.documents.library import FolderLibrary
 
     coalescer = Coalescer(0.2, Clock())
-    handler = LibraryHandler(Library("lib", tmp_path, (".md",)), coalescer)
+    handler = LibraryHandler(FolderLibrary("lib", tmp_path, (".md",)), coalescer)
     handler.on_any_event(FileModifiedEvent(str(tmp_path / "a.md")))
     assert coalescer.due() == []
     handler.on_any_event(FileClosedEvent(str(tmp_path / "a.md")))

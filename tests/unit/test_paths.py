@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.documents.library import Library
+from worker.documents.library import FolderLibrary
 from worker.paths import OutsideFolder, contained, within
 
 pytestmark = pytest.mark.reliability
@@ -15,13 +15,13 @@ ESCAPES = ["../secret.md", "a/../../secret.md", "/etc/passwd", "..", "a/b/../../
 
 @pytest.mark.parametrize("relpath", ESCAPES)
 def test_a_relpath_that_leaves_the_library_is_refused(tmp_path: Path, relpath: str) -> None:
-    library = Library("lib", tmp_path / "lib", (".md",))
+    library = FolderLibrary("lib", tmp_path / "lib", (".md",))
     with pytest.raises(OutsideFolder, match="refused path"):
         library.path(relpath)
 
 
 def test_relpaths_inside_the_library_resolve_below_its_root(tmp_path: Path) -> None:
-    library = Library("lib", tmp_path / "lib", (".md",))
+    library = FolderLibrary("lib", tmp_path / "lib", (".md",))
     assert library.path("a/b.md") == tmp_path / "lib" / "a" / "b.md"
     assert library.path("") == tmp_path / "lib"
     assert within(tmp_path, "a..b/c..d.md") == tmp_path / "a..b" / "c..d.md"  # dots inside a name are a name

@@ -1,8 +1,9 @@
 """The full load (`lakegraph load docs`): every library parsed in parallel, written in batches,
 links resolved once every document exists, and documents no longer on disk removed.
 
-A file whose size and modification time match what the graph recorded is not read at all; one
-whose stamp moved is read and hashed, and parsed only when its bytes changed."""
+A file whose stamp (Library.stamp: size and modification time on disk, generation in a bucket)
+matches what the graph recorded is not read at all; one whose stamp moved is read and hashed, and
+parsed only when its bytes changed."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from worker import problems
 from worker.documents.library import Library
 from worker.documents.resolver import LinkRow
 from worker.documents.rules import DocumentRules
-from worker.documents.source import Skipped, build, file_hash, read_bytes
+from worker.documents.source import Skipped, build, file_hash
 from worker.documents.sync import (
     ALL_KINDS,
     SOURCE,
@@ -76,10 +77,10 @@ def _parse(job: Job) -> Parsed:
     """Read, parse and turn into graph rows: all the per-document CPU work, done in the pool."""
     library, relpath, rules, known = job
     try:
-        data, stamp = read_bytes(library, relpath, rules)
+        data, stamp = library.read_bytes(relpath, rules.max_bytes)
         if known is not None and known.file_hash == file_hash(data):
             return Touched(known.uri, relpath, stamp)
-        return prepare(build(library.name, relpath, data, rules, stamp), rules.id_schemes, str(library.path(relpath)))
+        return prepare(build(library.name, relpath, data, rules, stamp), rules.id_schemes, library.where(relpath))
     except (Skipped, FileNotFoundError) as err:
         return (library.name, relpath, str(err) or "vanished while loading")
 
@@ -103,11 +104,10 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     seen_uris: dict[str, str] = {}
     jobs: list[Job] = []
     for library in sync.libraries.values():
-        for relpath in library.walk(on_loop=sync.loop_reporter(library)):
+        for relpath, found in library.stamps(on_loop=sync.loop_reporter(library)):
             present.add((library.name, relpath))
             known = stored.get((library.name, relpath))
-            # a path joined as text: walk's relpaths come from disk, and pathlib cost 35 µs a file
-            if known is not None and known.unchanged(os.path.join(library.root, relpath)):
+            if known is not None and known.stamp is not None and known.stamp == found:
                 seen_uris[known.uri] = relpath
                 report.documents += 1
                 report.unchanged += 1

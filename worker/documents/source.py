@@ -8,12 +8,11 @@ kept on the record and the document still loads.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from worker.documents import uris
-from worker.documents.library import Library
+from worker.documents.library import Library, Skipped
 from worker.documents.model import ParsedFile, RawLink
 from worker.documents.outline import SectionNode, sections
 from worker.documents.parsers import html, markdown, pdf
@@ -21,10 +20,6 @@ from worker.documents.rules import DocumentRules
 
 BINARY_PROBE = 8192
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".pdf": "pdf"}
-
-
-class Skipped(Exception):
-    """The file cannot be loaded as a document; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -45,46 +40,16 @@ class DocumentRecord:
     anchors: tuple[str, ...]
     sections: tuple[SectionNode, ...]
     problems: tuple[str, ...] = field(default=())
-    stamp: str | None = None  # the file's size and modification time when read (see `stamp`)
+    stamp: str | None = None  # the file's stamp when read (Library.stamp): unchanged, it is not read again
 
 
 def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def stamp(stat: os.stat_result) -> str:
-    """Size and modification time: while both are unchanged a file is taken as unchanged without
-    reading it (as make, rsync and git do); a different stamp still reads it and compares hashes."""
-    return f"{stat.st_size}:{stat.st_mtime_ns}"
-
-
-def stamp_of(path: str | Path) -> str | None:
-    try:
-        return stamp(os.stat(path))
-    except OSError:
-        return None
-
-
 def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord:
-    data, found = read_bytes(library, relpath, rules)
+    data, found = library.read_bytes(relpath, rules.max_bytes)
     return build(library.name, relpath, data, rules, stamp=found)
-
-
-def read_bytes(library: Library, relpath: str, rules: DocumentRules) -> tuple[bytes, str]:
-    """The file's bytes and its stamp, taken before reading: a file changed in between is read
-    again next time."""
-    path = library.path(relpath)
-    try:
-        stat = path.stat()
-        if stat.st_size > rules.max_bytes:
-            raise Skipped(f"larger than documents.max_file_bytes ({stat.st_size} > {rules.max_bytes} bytes)")
-        return path.read_bytes(), stamp(stat)
-    except FileNotFoundError:
-        raise
-    except IsADirectoryError:
-        raise Skipped("is a directory") from None
-    except OSError as err:
-        raise Skipped(f"unreadable: {err.strerror or err}") from None
 
 
 def build(library: str, relpath: str, data: bytes, rules: DocumentRules, stamp: str | None = None) -> DocumentRecord:

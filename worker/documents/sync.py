@@ -6,6 +6,7 @@ which is what lets watcher events be coalesced, retried and replayed freely.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -16,7 +17,7 @@ from worker import problems
 from worker.documents import uris
 from worker.documents.library import Library, libraries
 from worker.documents.rules import DocumentRules
-from worker.documents.source import Skipped, read, stamp_of
+from worker.documents.source import Skipped, read
 from worker.documents.writer import (
     DocumentWriter,
     PreparedDocument,
@@ -46,11 +47,7 @@ FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS 
 class StoredDocument:
     uri: str
     file_hash: str
-    stamp: str | None  # size and modification time when last read (source.stamp)
-
-    def unchanged(self, path: str | Path) -> bool:
-        """Unchanged on disk by its stamp alone, without reading it."""
-        return self.stamp is not None and self.stamp == stamp_of(path)
+    stamp: str | None  # the file's stamp when last read (Library.stamp)
 
 
 @dataclass
@@ -71,7 +68,7 @@ class DocumentSync:
         self.driver = driver
         self.database = database
         self.libraries: dict[str, Library] = {library.name: library for library in libraries(settings)}
-        self.writer = DocumentWriter(driver, database, {name: library.root for name, library in self.libraries.items()})
+        self.writer = DocumentWriter(driver, database, {name: library.location for name, library in self.libraries.items()})
 
     @property
     def rules(self) -> DocumentRules:
@@ -85,11 +82,10 @@ class DocumentSync:
 
     def sync_path(self, library_name: str, relpath: str) -> Outcome:
         library = self.library(library_name)
-        path = library.path(relpath)
-        if path.is_dir():
+        if library.is_folder(relpath):
             counts = self.sync_folder(library_name, relpath)
             return "written" if counts.outcomes else "unchanged"
-        if not path.is_file() or not library.accepts(relpath):
+        if not library.accepts(relpath) or not library.is_file(relpath):
             return self._remove(library, relpath)
         key = problem_key(library.name, relpath)
         rules = self.rules
@@ -102,10 +98,10 @@ class DocumentSync:
             self._remove(library, relpath, keep_problems=True)
             return "skipped"
         stored = self.writer.stored_source(record.uri)
-        if stored is not None and stored != (library.name, relpath) and library.path(stored[1]).is_file():
+        if stored is not None and stored != (library.name, relpath) and library.is_file(stored[1]):
             self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
             return "conflict"
-        prepared = prepare(record, rules.id_schemes, str(path))
+        prepared = prepare(record, rules.id_schemes, library.where(relpath))
         report = self.writer.write([prepared])
         self.settle(prepared, report)
         return "written" if report.written else "unchanged"
@@ -115,7 +111,7 @@ class DocumentSync:
         library = self.library(library_name)
         folder = uris.folder_uri(library.name, relfolder)
         report = ReconcileReport()
-        if not library.path(relfolder).is_dir():
+        if not library.is_folder(relfolder):
             self.writer.delete_under(folder)
             report.count("deleted")
             return report
@@ -171,9 +167,9 @@ class DocumentSync:
     def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
         problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_DOCUMENT, [library, relpath])
 
-    def loop_reporter(self, library: Library):
-        def report(folder) -> None:
-            relfolder = folder.relative_to(library.root).as_posix()
+    def loop_reporter(self, library: Library) -> Callable[[Path], None]:
+        def report(folder: Path) -> None:
+            relfolder = folder.relative_to(library.location).as_posix()
             problems.record(
                 self.driver,
                 self.database,

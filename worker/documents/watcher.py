@@ -21,7 +21,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from worker.documents.library import Library, libraries
+from worker.documents.library import FolderLibrary, libraries
 from worker.settings import Settings
 from worker.tasks.names import INGEST_AUDIT_FILE, SYNC_DOCUMENT, SYNC_FOLDER, SYNC_GLOSSARY
 from worker.warehouse.audit_folder import folder_files, is_audit_log
@@ -74,7 +74,7 @@ SETTLED_EVENTS = ("closed", "moved", "deleted")
 
 
 class LibraryHandler(FileSystemEventHandler):
-    def __init__(self, library: Library, coalescer: Coalescer) -> None:
+    def __init__(self, library: FolderLibrary, coalescer: Coalescer) -> None:
         self.library = library
         self.coalescer = coalescer
 
@@ -130,7 +130,8 @@ class Watchers:
     """Observers on every library and the audit-log folder, and the thread that sends due jobs."""
 
     def __init__(self, settings: Settings, send: Callable[[Job], None]) -> None:
-        self.libraries = libraries(settings)
+        # a folder is watched here; a bucket reports its changes through Pub/Sub (`lakegraph subscribe`)
+        self.libraries = [library for library in libraries(settings) if isinstance(library, FolderLibrary)]
         self.audit_folder = settings.audit_log_path
         glossary = settings.warehouse.glossary_path
         self.glossary = Path(glossary).resolve() if glossary else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
@@ -302,10 +301,11 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
             "anchors": list(section.anchors),
             "doc_uri": record.uri,
             "external_links": external[uri],
-            "source_path": source_path,
             "number": section.number or None,
         }
+        # what the section says, not where its file lives: a folder and a bucket give one hash
         props["content_hash"] = content_hash([props, parent, [_row_values(row) for row in links[uri]]])
+        props["source_path"] = source_path
         parent_index = positions[section.parent] if section.parent else -1
         sections.append(PreparedSection(uri, parent, parent_index, props, links[uri]))
     return PreparedDocument(
@@ -326,10 +326,10 @@ def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: st
 
 
 class DocumentWriter:
-    def __init__(self, driver: Driver, database: str, roots: dict[str, Path]) -> None:
+    def __init__(self, driver: Driver, database: str, roots: dict[str, str]) -> None:
         self.driver = driver
         self.database = database
-        self.roots = roots
+        self.roots = roots  # library → where it lives (Library.location), for source_path
         self.mentions = MentionIndex()
 
     def _session(self):
@@ -432,7 +432,7 @@ class DocumentWriter:
                     "parent": doc.parent,
                     "file_hash": doc.file_hash,
                     "file_stamp": doc.file_stamp,
-                    "source_path": str(self.roots[doc.library] / doc.relpath),
+                    "source_path": f"{self.roots[doc.library]}/{doc.relpath}",
                     "own_hash": doc.own_hash,
                     "props": doc.props,
                 }
@@ -509,7 +509,7 @@ class DocumentWriter:
         """Create missing library nodes and write-lock them all, in name order (no deadlock)."""
         ordered = sorted(names)
         tx.run(
-            MERGE_LIBRARY, rows=[{"uri": name, "hash": content_hash(name), "source_path": str(self.roots[name])} for name in ordered if name in self.roots]
+            MERGE_LIBRARY, rows=[{"uri": name, "hash": content_hash(name), "source_path": self.roots[name]} for name in ordered if name in self.roots]
         ).consume()
         tx.run(LOCK_LIBRARIES, names=ordered).consume()
 
@@ -525,7 +525,7 @@ class DocumentWriter:
                     "name": name,
                     "parent": parent,
                     "hash": content_hash(uri),
-                    "source_path": str(self.roots[record.library] / relfolder),
+                    "source_path": f"{self.roots[record.library]}/{relfolder}",
                 }
         ordered = sorted(folders.values(), key=lambda row: row["uri"].count("/"))
         if ordered:
