@@ -28,6 +28,8 @@ def beat_schedule(settings: Settings) -> dict[str, dict]:
         "settle-held-problems": {"task": names.SETTLE_HELD_PROBLEMS, "schedule": HELD_PROBLEMS_SWEEP},
         "refresh-bridge": {"task": names.REFRESH_BRIDGE, "schedule": settings.bridge.refresh_interval},
     }
+    if settings.knowledge_catalog.project:
+        schedule["sync-catalog-glossary"] = {"task": names.SYNC_CATALOG_GLOSSARY, "schedule": settings.knowledge_catalog.sync_interval}
     if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
         schedule["poll-jobs"] = {"task": names.POLL_JOBS, "schedule": settings.warehouse.jobs_poll_interval}
     return schedule

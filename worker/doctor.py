@@ -39,6 +39,7 @@ def check(settings: Settings) -> list[EngineStatus]:
         *_probe("warehouse", lambda: _warehouse(settings)),
         *_probe("pubsub", lambda: _pubsub(settings)),
         *_probe("storage", lambda: _storage(settings)),
+        *_probe("glossary", lambda: _knowledge_catalog(settings)),
     ]
 
 
@@ -135,6 +136,18 @@ def _storage(settings: Settings) -> list[EngineStatus]:
     else:
         statuses.append(EngineStatus("storage", "off", "no notification subscription (storage.subscription): buckets are kept by the reconcile alone"))
     return statuses
+
+
+def _knowledge_catalog(settings: Settings) -> list[EngineStatus]:
+    conf = settings.knowledge_catalog
+    if not conf.project:
+        return [EngineStatus("glossary", "off", "no Knowledge Catalog glossary (knowledge_catalog.project)")]
+    from worker.warehouse.knowledge_catalog import KnowledgeCatalog  # the Dataplex client, only when configured
+
+    catalog = KnowledgeCatalog(settings)
+    names = catalog.glossary_names()
+    where = conf.endpoint or "Knowledge Catalog"
+    return [EngineStatus("glossary", "up", f"{where}: {len(names)} glossaries in {catalog.parent}")]
 
 
 def _subscription(settings: Settings, engine: str, name: str) -> EngineStatus:

@@ -125,6 +125,14 @@ class LibrarySettings(Section):
         return value
 
 
+class KnowledgeCatalogSettings(Section):
+    project: str
+    location: str
+    glossaries: list[str]
+    endpoint: str
+    sync_interval: float = Field(gt=0)
+
+
 class StorageSettings(Section):
     project: str
     endpoint: str
@@ -242,6 +250,7 @@ class Settings(BaseSettings):
     warehouse: WarehouseSettings
     pubsub: PubsubSettings
     storage: StorageSettings
+    knowledge_catalog: KnowledgeCatalogSettings
     documents: DocumentsSettings
     embeddings: EmbeddingsSettings
     themes: ThemesSettings

@@ -8,6 +8,7 @@ RECONCILE_DOCUMENTS = "lakegraph.reconcile_documents"
 SYNC_TABLE = "lakegraph.sync_table"
 SYNC_WAREHOUSE = "lakegraph.sync_warehouse"
 SYNC_GLOSSARY = "lakegraph.sync_glossary"
+SYNC_CATALOG_GLOSSARY = "lakegraph.sync_catalog_glossary"
 ABSORB_QUERIES = "lakegraph.absorb_queries"
 POLL_JOBS = "lakegraph.poll_jobs"
 INGEST_AUDIT_FILE = "lakegraph.ingest_audit_file"
@@ -24,6 +25,7 @@ SOURCE_OF = {
     SYNC_TABLE: "warehouse",
     SYNC_WAREHOUSE: "warehouse",
     SYNC_GLOSSARY: "glossary",
+    SYNC_CATALOG_GLOSSARY: "glossary",
     ABSORB_QUERIES: "query-log",
     POLL_JOBS: "query-log",
     INGEST_AUDIT_FILE: "query-log",

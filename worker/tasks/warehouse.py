@@ -44,6 +44,12 @@ def sync_glossary() -> dict | None:
     return None if report is None else asdict(report)
 
 
+@app.task(name=names.SYNC_CATALOG_GLOSSARY, base=WarehouseTask)
+def sync_catalog_glossary() -> dict | None:
+    """Knowledge Catalog's glossaries, periodically: additions, edits and removals of terms and links."""
+    return context.warehouse().sync_catalog_glossary()
+
+
 @app.task(name=names.ABSORB_QUERIES, base=WarehouseTask)
 def absorb_queries(events: list[dict]) -> dict:
     """Finished query jobs into Query, USES and JOINS_WITH (each job id counts once)."""

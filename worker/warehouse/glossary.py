@@ -91,6 +91,7 @@ TAG = {
     for label in (Label.TABLE, Label.COLUMN)
 }
 FILE_SOURCE = "file"  # the TOML glossary file (`warehouse.glossary_path`)
+SOURCES = f"MATCH (b:{Label.BUSINESS_TERM}) WHERE b.source STARTS WITH $prefix RETURN collect(DISTINCT b.source) AS sources"
 TABLE_IDS = f"UNWIND $ids AS id MATCH (t:{Label.TABLE} {{id: id}}) RETURN t.id AS id"
 
 
@@ -137,3 +138,8 @@ def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryRep
     report.tagged = len(tag_rows)
     stamp(tx, "glossary")
     return report
+
+
+def sources(driver: Driver, database: str, prefix: str) -> list[str]:
+    """The glossary sources whose terms the graph holds, of those starting with `prefix`."""
+    return list(driver.execute_query(SOURCES, prefix=prefix, database_=database).records[0]["sources"])

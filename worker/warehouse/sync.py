@@ -13,7 +13,7 @@ from worker.bridge.refresh import BridgeRefresh
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
-from worker.tasks.names import SYNC_GLOSSARY
+from worker.tasks.names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
@@ -66,6 +66,9 @@ class WarehouseSync:
         found = self.sync_glossary()
         if found is not None:
             reports["glossary"] = asdict(found)
+        catalog = self.sync_catalog_glossary()
+        if catalog is not None:
+            reports["knowledge_catalog"] = catalog
         return reports
 
     def refresh_embeddings(self) -> None:
@@ -92,3 +95,42 @@ class WarehouseSync:
             reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
             problems.record(self.driver, self.database, SOURCE, key, "warning", f"tags matching no single table or column: {reason}", SYNC_GLOSSARY, [])
         return report
+
+    def sync_catalog_glossary(self) -> dict | None:
+        """Make the terms of each Knowledge Catalog glossary match it. A glossary read whole is
+        synced; one that failed keeps its terms and is recorded; one gone loses them."""
+        if not self.settings.knowledge_catalog.project:
+            return None
+        from worker.warehouse.knowledge_catalog import KnowledgeCatalog, source_of  # the Dataplex client, only when configured
+
+        found = KnowledgeCatalog(self.settings).read()
+        synced: dict[str, dict] = {}
+        for name, terms in found.glossaries.items():
+            report = glossary.sync(self.driver, self.database, terms, source_of(name))
+            synced[name] = asdict(report)
+            problems.clear(self.driver, self.database, SOURCE, f"catalog:{name}", ("skipped", "warning"))
+            if report.unresolved:
+                reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
+                problems.record(
+                    self.driver,
+                    self.database,
+                    SOURCE,
+                    f"catalog:{name}",
+                    "warning",
+                    f"terms linked to no known table or column: {reason}",
+                    SYNC_CATALOG_GLOSSARY,
+                    [],
+                )
+        stored = glossary.sources(self.driver, self.database, source_of(""))
+        kept = {source_of(name) for name in [*found.glossaries, *found.failed]}
+        removed = sorted({source_of(name) for name in found.gone} | ({source for source in stored if source not in kept} if found.listed else set()))
+        for source in removed:
+            glossary.sync(self.driver, self.database, [], source)
+            problems.clear(self.driver, self.database, SOURCE, f"catalog:{source.removeprefix(source_of(''))}", ("skipped", "warning"))
+        for name, reason in found.failed.items():
+            problems.record(
+                self.driver, self.database, SOURCE, f"catalog:{name}", "skipped", f"not read, its terms kept as they were: {reason}", SYNC_CATALOG_GLOSSARY, []
+            )
+        if synced or removed:
+            self.refresh_embeddings()
+        return {"glossaries": synced, "failed": found.failed, "removed": removed}
