@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
 CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"]
@@ -41,3 +42,18 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
     assert len(lines) == 1, result.stderr
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def pubsub_topic(project: str, topic_id: str, subscription_id: str) -> tuple[Any, str, str]:
+    """A new topic and a subscription on it in the emulator PUBSUB_EMULATOR_HOST names, with the
+    10 s ack deadline lakegraph's subscriber leases to: (a publisher, the topic path, the
+    subscription's id)."""
+    from google.cloud import pubsub_v1
+
+    publisher = pubsub_v1.PublisherClient()
+    topic = publisher.topic_path(project, topic_id)
+    publisher.create_topic(name=topic)
+    subscriber = pubsub_v1.SubscriberClient()
+    subscriber.create_subscription(name=subscriber.subscription_path(project, subscription_id), topic=topic, ack_deadline_seconds=10)
+    subscriber.close()
+    return publisher, topic, subscription_id

@@ -21,7 +21,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from tests.helpers import LAKEGRAPH, clean_env, crash, run_cli, start_worker
+from tests.helpers import LAKEGRAPH, clean_env, crash, pubsub_topic, run_cli, start_worker
 from worker import problems
 from worker.graph import schema
 from worker.runtime import redis_server
@@ -107,15 +107,7 @@ def audit_stack(
     warehouse.query("CREATE TABLE shop.customers (id INT64, name STRING)").result()
 
     monkeypatch.setenv("PUBSUB_EMULATOR_HOST", pubsub_host)
-    from google.cloud import pubsub_v1
-
-    publisher = pubsub_v1.PublisherClient()
-    topic = publisher.topic_path(PROJECT, f"audit-{tmp_path.name}")
-    publisher.create_topic(name=topic)
-    subscriber = pubsub_v1.SubscriberClient()
-    subscription = subscriber.subscription_path(PROJECT, f"audit-sub-{tmp_path.name}")
-    subscriber.create_subscription(name=subscription, topic=topic, ack_deadline_seconds=10)
-    subscriber.close()
+    publisher, topic, subscription = pubsub_topic(PROJECT, f"audit-{tmp_path.name}", f"audit-sub-{tmp_path.name}")
 
     env = clean_env(
         LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
@@ -125,7 +117,7 @@ def audit_stack(
         LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["shop"]',
         LAKEGRAPH_WAREHOUSE__BIGQUERY_ENDPOINT=bigquery_endpoint,
         LAKEGRAPH_PUBSUB__PROJECT=PROJECT,
-        LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
+        LAKEGRAPH_PUBSUB__SUBSCRIPTION=subscription,
         LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host,
         **neo4j_service.env(),
         **extra_env,

@@ -23,7 +23,7 @@ from neo4j import Driver
 from tests.conftest import Neo4jService
 from tests.corpora import PDF_SAMPLES
 from tests.graph_dump import differences_from_files, dump, wipe
-from tests.helpers import LAKEGRAPH, clean_env, crash, run_cli, start_worker
+from tests.helpers import LAKEGRAPH, clean_env, crash, pubsub_topic, run_cli, start_worker
 from worker import problems
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
@@ -208,13 +208,7 @@ def live(
 ) -> Iterator[LiveBucket]:
     redis_server.client(redis_service.url, 5).flushall()
     monkeypatch.setenv("PUBSUB_EMULATOR_HOST", pubsub_host)
-    publisher = pubsub_v1.PublisherClient()
-    topic = publisher.topic_path(PROJECT, f"objects-{bucket.name}")
-    publisher.create_topic(name=topic)
-    subscriber = pubsub_v1.SubscriberClient()
-    subscription = subscriber.subscription_path(PROJECT, f"objects-sub-{bucket.name}")
-    subscriber.create_subscription(name=subscription, topic=topic, ack_deadline_seconds=10)
-    subscriber.close()
+    publisher, topic, subscription = pubsub_topic(PROJECT, f"objects-{bucket.name}", f"objects-sub-{bucket.name}")
     # what `gcloud storage buckets notifications create gs://BUCKET --topic=TOPIC --payload-format=json` makes
     bucket.notification(topic_name=topic.rsplit("/", 1)[1], topic_project=PROJECT, payload_format="JSON_API_V1").create()
     env = clean_env(
@@ -224,7 +218,7 @@ def live(
         LAKEGRAPH_PUBSUB__EMULATOR_HOST=pubsub_host,
         LAKEGRAPH_STORAGE__PROJECT=PROJECT,
         LAKEGRAPH_STORAGE__ENDPOINT=gcs_endpoint,
-        LAKEGRAPH_STORAGE__SUBSCRIPTION=subscription.rsplit("/", 1)[1],
+        LAKEGRAPH_STORAGE__SUBSCRIPTION=subscription,
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "manuals", "root": f"gs://{bucket.name}"}]),
         **neo4j_service.env(),
     )
