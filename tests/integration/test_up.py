@@ -51,7 +51,7 @@ def test_up_reaches_ready_and_stops_everything_within_ten_seconds(tmp_path: Path
 
         doctor = run_cli("doctor", "--json", env=env)
         states = {row["engine"]: row["state"] for row in json.loads(doctor.stdout)}
-        assert states == {"neo4j": "up", "gds": "up", "redis": "up", "workers": "up", "warehouse": "up", "pubsub": "off"}
+        assert states == {"neo4j": "up", "gds": "up", "redis": "up", "workers": "up", "warehouse": "up", "pubsub": "off", "storage": "off", "glossary": "off"}
         assert doctor.returncode == 0
     finally:
         began = time.monotonic()
