@@ -25,7 +25,7 @@ from worker.warehouse.pubsub_source import AuditLogSubscriber
 
 
 def subscriptions(settings: Settings) -> list[str]:
-    """The configured subscriptions, as `up` and `doctor` name them."""
+    """The subscriptions this process streams: audit logs, bucket notifications, or both."""
     return [name for name in (settings.pubsub.subscription, settings.storage.subscription) if name]
 
 

@@ -92,15 +92,15 @@ class BucketLibrary(Library):
         prefix = f"{self.base}{relfolder}/" if relfolder else self.base
         return any(True for _ in self._bucket().list_blobs(prefix=prefix, max_results=1))
 
-    def stamp(self, relpath: str) -> str | None:
-        blob = self._bucket().get_blob(self._object_name(relpath))
-        return None if blob is None else object_stamp(blob)
+    def _listed(self, under: str = "") -> list[tuple[str, str]]:
+        """Every document below `under` with its stamp, from one listing (no request per object),
+        in walk order."""
+        prefix = f"{self.base}{under}/" if under else self.base
+        listed = ((blob.name[len(self.base) :], object_stamp(blob)) for blob in self._bucket().list_blobs(prefix=prefix))
+        return sorted(((relpath, found) for relpath, found in listed if self.accepts(relpath)), key=lambda item: walk_order(item[0]))
 
     def stamps(self, on_loop: Callable[[Path], None]) -> Iterator[tuple[str, str | None]]:
-        """Every document with its stamp, from one listing: no request per object."""
-        listed = {blob.name[len(self.base) :]: object_stamp(blob) for blob in self._bucket().list_blobs(prefix=self.base)}
-        for relpath in sorted((relpath for relpath in listed if self.accepts(relpath)), key=walk_order):
-            yield relpath, listed[relpath]
+        yield from self._listed()
 
     def read_bytes(self, relpath: str, max_bytes: int) -> tuple[bytes, str]:
         """A failure other than absence raises as it is (the task is retried or recorded, and the next
@@ -123,6 +123,4 @@ class BucketLibrary(Library):
                 attempt += 1
 
     def walk(self, on_loop: Callable[[Path], None], under: str = "") -> Iterator[str]:
-        prefix = f"{self.base}{under}/" if under else self.base
-        names = (blob.name[len(self.base) :] for blob in self._bucket().list_blobs(prefix=prefix))
-        yield from sorted((relpath for relpath in names if self.accepts(relpath)), key=walk_order)
+        yield from (relpath for relpath, _ in self._listed(under))

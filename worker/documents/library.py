@@ -54,10 +54,6 @@ class Library(ABC):
     def is_folder(self, relfolder: str) -> bool: ...
 
     @abstractmethod
-    def stamp(self, relpath: str) -> str | None:
-        """The file's stamp now (None: it is gone), without reading it."""
-
-    @abstractmethod
     def read_bytes(self, relpath: str, max_bytes: int) -> tuple[bytes, str]:
         """The file's bytes and the stamp they belong to. FileNotFoundError when it is gone,
         Skipped when it cannot be a document."""
@@ -66,10 +62,10 @@ class Library(ABC):
     def walk(self, on_loop: Callable[[Path], None], under: str = "") -> Iterator[str]:
         """Every document's relpath, in order (below `under`, a relative folder)."""
 
+    @abstractmethod
     def stamps(self, on_loop: Callable[[Path], None]) -> Iterator[tuple[str, str | None]]:
-        """Every document's relpath with its stamp now, in walk order."""
-        for relpath in self.walk(on_loop):
-            yield relpath, self.stamp(relpath)
+        """Every document's relpath with its stamp now (None: gone meanwhile), in walk order,
+        without reading any file."""
 
 
 @dataclass(frozen=True)
@@ -111,11 +107,12 @@ class FolderLibrary(Library):
     def is_folder(self, relfolder: str) -> bool:
         return self.path(relfolder).is_dir()
 
-    def stamp(self, relpath: str) -> str | None:
-        try:
-            return stamp(os.stat(os.path.join(self.root, relpath)))  # joined as text: pathlib cost 35 µs a file
-        except OSError:
-            return None
+    def stamps(self, on_loop: Callable[[Path], None]) -> Iterator[tuple[str, str | None]]:
+        for relpath in self.walk(on_loop):
+            try:
+                yield relpath, stamp(os.stat(os.path.join(self.root, relpath)))  # joined as text: pathlib cost 35 µs a file
+            except OSError:
+                yield relpath, None
 
     def read_bytes(self, relpath: str, max_bytes: int) -> tuple[bytes, str]:
         """The stamp is taken before reading: a file changed in between is read again next time."""

@@ -1,9 +1,9 @@
 """The full load (`lakegraph load docs`): every library parsed in parallel, written in batches,
 links resolved once every document exists, and documents no longer on disk removed.
 
-A file whose stamp (Library.stamp: size and modification time on disk, generation in a bucket)
-matches what the graph recorded is not read at all; one whose stamp moved is read and hashed, and
-parsed only when its bytes changed."""
+A file whose stamp (Library.stamps: size and modification time on disk, size and MD5 in a
+bucket) matches what the graph recorded is not read at all; one whose stamp moved is read and
+hashed, and parsed only when its bytes changed."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ class DocumentRecord:
     anchors: tuple[str, ...]
     sections: tuple[SectionNode, ...]
     problems: tuple[str, ...] = field(default=())
-    stamp: str | None = None  # the file's stamp when read (Library.stamp): unchanged, it is not read again
+    stamp: str | None = None  # the file's stamp when read (Library.stamps): unchanged, it is not read again
 
 
 def file_hash(data: bytes) -> str:

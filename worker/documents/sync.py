@@ -47,7 +47,7 @@ FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS 
 class StoredDocument:
     uri: str
     file_hash: str
-    stamp: str | None  # the file's stamp when last read (Library.stamp)
+    stamp: str | None  # the file's stamp when last read (Library.stamps)
 
 
 @dataclass

@@ -101,6 +101,10 @@ class GlossaryReport:
     tagged: int = 0
     unresolved: dict[str, list[str]] = field(default_factory=dict)  # term -> tags that matched nothing (or too much)
 
+    def unresolved_text(self) -> str:
+        """The unresolved tags, term by term, as a problem's reason names them."""
+        return "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(self.unresolved.items()))
+
 
 def sync(driver: Driver, database: str, terms: list[Term], source: str = FILE_SOURCE) -> GlossaryReport:
     """Make the terms of one glossary source match `terms`; other sources' terms stay as they are."""

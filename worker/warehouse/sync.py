@@ -92,8 +92,8 @@ class WarehouseSync:
         report = glossary.sync(self.driver, self.database, terms)
         self.refresh_embeddings()
         if report.unresolved:
-            reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
-            problems.record(self.driver, self.database, SOURCE, key, "warning", f"tags matching no single table or column: {reason}", SYNC_GLOSSARY, [])
+            reason = f"tags matching no single table or column: {report.unresolved_text()}"
+            problems.record(self.driver, self.database, SOURCE, key, "warning", reason, SYNC_GLOSSARY, [])
         return report
 
     def sync_catalog_glossary(self) -> dict | None:
@@ -104,33 +104,28 @@ class WarehouseSync:
         from worker.warehouse.knowledge_catalog import KnowledgeCatalog, source_of  # the Dataplex client, only when configured
 
         found = KnowledgeCatalog(self.settings).read()
+
+        def record(name: str, kind: problems.Kind, reason: str) -> None:
+            problems.record(self.driver, self.database, SOURCE, f"catalog:{name}", kind, reason, SYNC_CATALOG_GLOSSARY, [])
+
+        def clear(name: str) -> None:
+            problems.clear(self.driver, self.database, SOURCE, f"catalog:{name}", ("skipped", "warning"))
+
         synced: dict[str, dict] = {}
         for name, terms in found.glossaries.items():
             report = glossary.sync(self.driver, self.database, terms, source_of(name))
             synced[name] = asdict(report)
-            problems.clear(self.driver, self.database, SOURCE, f"catalog:{name}", ("skipped", "warning"))
+            clear(name)
             if report.unresolved:
-                reason = "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(report.unresolved.items()))
-                problems.record(
-                    self.driver,
-                    self.database,
-                    SOURCE,
-                    f"catalog:{name}",
-                    "warning",
-                    f"terms linked to no known table or column: {reason}",
-                    SYNC_CATALOG_GLOSSARY,
-                    [],
-                )
-        stored = glossary.sources(self.driver, self.database, source_of(""))
-        kept = {source_of(name) for name in [*found.glossaries, *found.failed]}
-        removed = sorted({source_of(name) for name in found.gone} | ({source for source in stored if source not in kept} if found.listed else set()))
-        for source in removed:
-            glossary.sync(self.driver, self.database, [], source)
-            problems.clear(self.driver, self.database, SOURCE, f"catalog:{source.removeprefix(source_of(''))}", ("skipped", "warning"))
+                record(name, "warning", f"terms linked to no known table or column: {report.unresolved_text()}")
+        stored = {source.removeprefix(source_of("")) for source in glossary.sources(self.driver, self.database, source_of(""))}
+        gone = set(found.gone) | (stored - set(found.glossaries) - set(found.failed) if found.listed else set())
+        removed = sorted(source_of(name) for name in gone)
+        for name in gone:
+            glossary.sync(self.driver, self.database, [], source_of(name))
+            clear(name)
         for name, reason in found.failed.items():
-            problems.record(
-                self.driver, self.database, SOURCE, f"catalog:{name}", "skipped", f"not read, its terms kept as they were: {reason}", SYNC_CATALOG_GLOSSARY, []
-            )
+            record(name, "skipped", f"not read, its terms kept as they were: {reason}")
         if synced or removed:
             self.refresh_embeddings()
         return {"glossaries": synced, "failed": found.failed, "removed": removed}
