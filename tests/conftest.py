@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver, GraphDatabase
 
-from tests.services import bigquery_emulator, fake_gcs, pubsub_emulator
-from worker.runtime import neo4j_server, redis_server
+from worker.runtime import bigquery_emulator, fake_gcs, neo4j_server, pubsub_emulator, redis_server
 from worker.settings import Settings, load_settings
 
 TEST_HEAP = "768m"

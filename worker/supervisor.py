@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from worker.documents.watcher import WATCHING
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server, redis_server
@@ -26,6 +27,7 @@ from worker.settings import Settings
 
 CHILD_STOP_TIMEOUT = 4.0
 WORKER_READY_TIMEOUT = 60.0
+SOURCE_READY_TIMEOUT = 60.0
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 60.0  # a child that ran this long has its backoff reset
 
@@ -40,7 +42,12 @@ class Child:
     # shutdown waits on a broker that died with the same supervisor (it outlived a 15 s wait under
     # load), and acks_late gives its task back.
     orphan_signal: signal.Signals = signal.SIGTERM
+    # It turns outside changes into tasks (the file watcher, the Pub/Sub subscriber): started after
+    # a one-shot load, so its catch-up finds the graph current rather than redoing the load beside it.
+    source: bool = False
+    live_line: str = ""  # what a source prints once changes made from now on reach it ("" : at once)
     process: subprocess.Popen | None = None
+    log_from: int = 0  # where this start's output begins in its log
     restarts: int = 0
     started_at: float = 0.0
     next_start: float = 0.0
@@ -78,7 +85,8 @@ class Stack:
 
     def spawn(self, child: Child) -> None:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.logs_dir / f"{child.name}.log", "ab") as log:
+        with open(self.log_of(child), "ab") as log:
+            child.log_from = log.tell()
             child.process = subprocess.Popen(
                 child.argv,
                 stdout=log,
@@ -104,6 +112,42 @@ class Stack:
             alive=lambda: worker.process is not None and worker.process.poll() is None,
             why_dead=lambda: f" (see {self.logs_dir / 'worker.log'})",
         )
+
+    def warm_up(self) -> None:
+        """Plan the edit path's queries now, not in the first edit after a (re)start."""
+        from worker.documents.sync import DocumentSync  # the documents code: only the warm-up needs it here
+
+        began = time.monotonic()
+        driver, where = connect(self.settings)
+        try:
+            with driver:
+                warmed = DocumentSync(self.settings, driver, where.database).warm_up()
+        except Exception as err:  # a document gone, Neo4j busy: the first edit is merely slower
+            self.say(f"warm-up skipped ({type(err).__name__}: {str(err)[:200]})")
+            return
+        if warmed:
+            self.say(f"warm-up the edit path planned in {time.monotonic() - began:.1f} s")
+
+    def log_of(self, child: Child) -> Path:
+        return self.logs_dir / f"{child.name}.log"
+
+    def wait_for_sources(self) -> None:
+        """`ready` means an edit made now is seen: wait until each source says it is live."""
+        for child in self.children:
+            if child.source and child.live_line:
+
+                def live(child: Child = child) -> bool:
+                    with open(self.log_of(child), "rb") as log:
+                        log.seek(child.log_from)
+                        return child.live_line.encode() in log.read()
+
+                wait_until(
+                    live,
+                    SOURCE_READY_TIMEOUT,
+                    f"the {child.name} process",
+                    alive=lambda child=child: child.process is not None and child.process.poll() is None,
+                    why_dead=lambda child=child: f" (see {self.log_of(child)})",
+                )
 
     def watch(self) -> None:
         """Restart children that exit, with exponential backoff, until asked to stop."""
@@ -156,16 +200,23 @@ def children(settings: Settings, serve: bool = False) -> list[Child]:
         Child("worker", [*celery, "worker.celery_app", "worker", "--loglevel", settings.log_level, "--hostname", "lakegraph@%h"], orphan_signal=signal.SIGKILL),
         Child("beat", [*celery, "worker.celery_app:beat_app", "beat", "--loglevel", settings.log_level, "--schedule", str(schedule)]),
     ]
-    found.append(Child("watch", [sys.executable, "-m", "worker.watch"]))  # lean: not the whole CLI
+    found.append(Child("watch", [sys.executable, "-m", "worker.watch"], source=True, live_line=WATCHING))  # lean: not the whole CLI
     if settings.pubsub.subscription or settings.storage.subscription:
-        found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"]))
+        found.append(Child("subscribe", [sys.executable, "-m", "worker.cli", "subscribe"], source=True))
     if serve:
         found.append(Child("serve", [sys.executable, "-m", "worker.cli", "serve", "--mcp", "http", "--http"]))
     return found
 
 
-def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack], None], serve: bool = False) -> None:
-    """Start everything, call `ready`, supervise until SIGINT/SIGTERM, then stop everything."""
+def run(
+    settings: Settings,
+    say: Callable[[str], None],
+    ready: Callable[[Stack], None],
+    serve: bool = False,
+    load: Callable[[Stack], None] | None = None,
+) -> None:
+    """Start everything, call `ready`, supervise until SIGINT/SIGTERM, then stop everything.
+    `load` (the demo's one-shot load) runs once the worker answers, before the sources start."""
     stack = Stack(settings, child_env(settings), say, children(settings, serve))
 
     def request_stop(signum: int, _frame: object) -> None:
@@ -177,8 +228,16 @@ def run(settings: Settings, say: Callable[[str], None], ready: Callable[[Stack],
     try:
         stack.start_engines()
         for child in stack.children:
-            stack.spawn(child)
+            if not child.source:
+                stack.spawn(child)
         stack.wait_for_workers()
+        if load is not None:
+            load(stack)
+        stack.warm_up()
+        for child in stack.children:
+            if child.source:
+                stack.spawn(child)
+        stack.wait_for_sources()
         stack.started = True
         ready(stack)
         stack.watch()

@@ -8,7 +8,7 @@ import signal
 from collections.abc import Callable
 
 from worker.celery_app import create_app
-from worker.documents.watcher import Job, Watchers
+from worker.documents.watcher import WATCHING, Job, Watchers
 from worker.settings import Settings, load_settings
 from worker.tasks.names import RECONCILE_DOCUMENTS, SYNC_GLOSSARY
 
@@ -30,7 +30,7 @@ def run(settings: Settings, say: Callable[[str], None]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: watchers.stopping.set())
     names = [f"{library.name} ({library.root})" for library in watchers.libraries]
-    say(f"watching {', '.join([*names, f'audit logs ({watchers.audit_folder})'])}")
+    say(f"{WATCHING} {', '.join([*names, f'audit logs ({watchers.audit_folder})'])}")
     watchers.run()
     watchers.stop()
     say(f"stopped after sending {watchers.sent} task(s)")

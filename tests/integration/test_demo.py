@@ -41,10 +41,10 @@ class Demo:
         return json.loads((self.folder / "manifest.json").read_text())
 
 
-def start_demo(folder: Path, port: int, **extra_env: str) -> Demo:
+def start_demo(folder: Path, port: int, *options: str, **extra_env: str) -> Demo:
     began = time.monotonic()
     process = subprocess.Popen(
-        [LAKEGRAPH, "demo", "--folder", str(folder), "--port", str(port), "--vehicles", "300"],
+        [LAKEGRAPH, "demo", "--folder", str(folder), "--port", str(port), "--vehicles", "300", *options],
         env=clean_env(**extra_env),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -4,15 +4,19 @@ bytes changed, and leaves the same graph as a fresh load; the reconcile skips th
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
-from tests.graph_dump import differences_from_files
+from tests.graph_dump import differences_from_files, dump
 from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
 from worker.documents.loader import load, reconcile
+from worker.documents.source import read
+from worker.documents.sync import REHEARSAL_HASH
+from worker.documents.writer import prepare
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -55,3 +59,20 @@ def test_the_reconcile_skips_unchanged_stamps_and_repairs_the_rest(neo4j_service
     assert report.files == 12 and report.outcomes == {"written": 1}
     assert load(sync, workers=1).read == 0  # the reconcile kept both new stamps
     assert differences_from_files(graph, sync.settings) == (12, 0)
+
+
+def test_a_warm_up_rehearses_edits_and_changes_nothing(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+    library(tmp_path)
+    sync = make_sync(neo4j_service, graph, lib=tmp_path)
+    assert sync.warm_up() is False  # nothing stored yet: nothing to rehearse
+    load(sync, workers=1)
+    before = dump(graph)
+    assert sync.warm_up() is True
+    every = [
+        replace(prepare(read(library_, relpath, sync.rules), sync.rules.id_schemes, library_.where(relpath)), file_hash=REHEARSAL_HASH)
+        for library_ in sync.libraries.values()
+        for relpath in library_.walk(on_loop=lambda path: None)
+    ]
+    sync.writer.rehearse(every)  # all twelve rewritten, links and folders included, then rolled back
+    assert dump(graph) == before
+    assert load(sync, workers=1).read == 0

@@ -1,5 +1,6 @@
-"""Real services for the test suite, started on free loopback ports and stopped afterwards.
+"""Test-only services: the Knowledge Catalog API server and the neocarta MCP server.
 
-Neo4j + GDS and Redis are lakegraph's own local runtimes; the Pub/Sub and BigQuery emulators
-are started here. `python -m tests.services install` prepares what a fresh machine lacks.
+Neo4j + GDS, Redis and the Google emulators (Pub/Sub, BigQuery, Cloud Storage) are lakegraph's own
+runtimes (worker/runtime), which `lakegraph demo --google` starts too. `python -m tests.services
+install` prepares what a fresh machine lacks.
 """

@@ -2,8 +2,8 @@
 
 import sys
 
-from tests.services import bigquery_emulator, fake_gcs, neocarta, pubsub_emulator
-from worker.runtime import maven
+from tests.services import neocarta
+from worker.runtime import bigquery_emulator, fake_gcs, maven, pubsub_emulator
 from worker.settings import load_settings
 
 

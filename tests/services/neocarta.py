@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.services.common import ensure_venv as service_venv
 from worker.graph.schema import NEOCARTA_VERSION
+from worker.runtime.services import ensure_venv as service_venv
 
 PACKAGES = [f"neocarta[mcp]=={NEOCARTA_VERSION}"]
 

@@ -7,7 +7,7 @@ which is what lets watcher events be coalesced, retried and replayed freely.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +41,8 @@ MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
 RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp]) AS rows
 """
 FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
+ANY_DOCUMENT = f"MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries RETURN d.library AS library, d.relpath AS relpath LIMIT 1"
+REHEARSAL_HASH = "rehearsal"  # no file hashes to it, so the rehearsed document counts as changed
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,16 @@ class DocumentSync:
         report = self.writer.write([prepared])
         self.settle(prepared, report)
         return "written" if report.written else "unchanged"
+
+    def warm_up(self) -> bool:
+        """Rehearse an edit of one stored document (DocumentWriter.rehearse); False when none is stored."""
+        found = self.driver.execute_query(ANY_DOCUMENT, libraries=sorted(self.libraries), database_=self.database).records
+        if not found:
+            return False
+        library, relpath, rules = self.library(found[0]["library"]), found[0]["relpath"], self.rules
+        prepared = prepare(read(library, relpath, rules), rules.id_schemes, library.where(relpath))
+        self.writer.rehearse([replace(prepared, file_hash=REHEARSAL_HASH)])
+        return True
 
     def sync_folder(self, library_name: str, relfolder: str) -> ReconcileReport:
         """A folder created, deleted or moved: load what is there now, drop what is not."""

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 TICK = 0.02
 RETRY_DELAY = 1.0
 
+WATCHING = "watching"  # what `lakegraph watch` prints once its observers run: edits from then on are seen
+
 
 @dataclass(frozen=True)
 class Job:

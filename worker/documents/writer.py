@@ -347,6 +347,13 @@ class DocumentWriter:
             except ConstraintError:
                 return session.execute_write(self._write, records, defer_links)
 
+    def rehearse(self, records: list[PreparedDocument]) -> None:
+        """Run a write and roll it back: Neo4j plans its queries (about a second each on a cold
+        server, which the first edit after a start would wait for) and the graph does not change."""
+        with self._session() as session, session.begin_transaction() as tx:
+            self._write(tx, records, defer_links=False)
+            tx.rollback()
+
     def ensure_libraries(self, names: set[str]) -> None:
         """Every named library's node exists, even when a load finds nothing to write."""
         with self._session() as session:

@@ -12,10 +12,10 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from tests.services import common
-from tests.services.common import ServiceProcess, spawn
 from worker.errors import LakegraphError
+from worker.runtime import services
 from worker.runtime.processes import free_port
+from worker.runtime.services import ServiceProcess, spawn
 
 PACKAGES = [
     "local-bigquery==0.3.2",
@@ -41,7 +41,7 @@ def python313() -> str:
 
 def ensure_venv(cache_dir: Path) -> Path:
     """The emulator's venv python, created and filled on first use."""
-    return common.ensure_venv(cache_dir / "bigquery-emulator-venv", python313(), PACKAGES, "the BigQuery emulator") / "python"
+    return services.ensure_venv(cache_dir / "bigquery-emulator-venv", python313(), PACKAGES, "the BigQuery emulator") / "python"
 
 
 def start(workdir: Path, cache_dir: Path, project: str) -> tuple[ServiceProcess, str]:

@@ -1,14 +1,16 @@
-"""A started service process: wait for readiness, stop it even when a test failed."""
+"""A started emulator process (Pub/Sub, BigQuery, Cloud Storage): wait for readiness, stop it even
+when its user (a test, `lakegraph demo --google`) failed."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from worker.errors import LakegraphError
-from worker.runtime.processes import stop_pid, tail, wait_until
+from worker.runtime.processes import die_with_parent, stop_pid, tail, wait_until
 
 
 @dataclass
@@ -43,6 +45,7 @@ def spawn(name: str, argv: list[str], log: Path, env: dict[str, str] | None = No
             env=env,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=die_with_parent,  # a killed demo or test run leaves no emulator behind
         )
     return ServiceProcess(name, process, log)
 
@@ -60,3 +63,10 @@ def ensure_venv(venv: Path, python: str, packages: list[str], what: str) -> Path
         raise LakegraphError(f"could not install {what}: {result.stderr.strip()[-500:]}")
     marker.write_text("\n".join(packages))
     return venv / "bin"
+
+
+def listening(port: int) -> bool:
+    """Something accepts connections on this loopback port."""
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0

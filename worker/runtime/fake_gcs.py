@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
-from tests.services.common import ServiceProcess, spawn
 from worker.errors import LakegraphError
 from worker.google_clients import PUBSUB_EMULATOR_ENV
 from worker.runtime.processes import free_port
+from worker.runtime.services import ServiceProcess, listening, spawn
 
 MODULE = "github.com/fsouza/fake-gcs-server"
 VERSION = "v1.56.1"
@@ -57,11 +56,5 @@ def start(workdir: Path, cache: Path, pubsub_host: str) -> tuple[ServiceProcess,
         workdir / "fake-gcs-server.log",
         env={**os.environ, PUBSUB_EMULATOR_ENV: pubsub_host},
     )
-    service.wait_ready(lambda: _listening(port), READY_TIMEOUT)
+    service.wait_ready(lambda: listening(port), READY_TIMEOUT)
     return service, endpoint
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0

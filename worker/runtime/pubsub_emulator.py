@@ -6,13 +6,12 @@ The gcloud wrapper leaves its Java child behind when killed, so the server scrip
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
-from tests.services.common import ServiceProcess, spawn
 from worker.errors import LakegraphError
 from worker.runtime.processes import free_port
+from worker.runtime.services import ServiceProcess, listening, spawn
 
 READY_TIMEOUT = 60.0
 SDK_FALLBACKS = (Path("/usr/lib/google-cloud-sdk"), Path("/usr/share/google-cloud-sdk"))
@@ -42,11 +41,5 @@ def start(workdir: Path) -> tuple[ServiceProcess, str]:
         [str(emulator_script()), "--host=127.0.0.1", f"--port={port}", f"--data-dir={data}"],
         workdir / "pubsub-emulator.log",
     )
-    service.wait_ready(lambda: _listening(port), READY_TIMEOUT)
+    service.wait_ready(lambda: listening(port), READY_TIMEOUT)
     return service, f"127.0.0.1:{port}"
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
