@@ -152,3 +152,36 @@ def test_a_file_sync_never_removes_another_sources_terms(neo4j_service: Neo4jSer
     ]
     glossary_source.sync(driver, "neo4j", [], source="catalog")  # the other source, emptied, leaves the file's
     assert tags(driver) == [("Comeback ratio", "warehouse.service.work_orders.is_comeback")]
+
+
+DEFINITIONS = "MATCH (b:BusinessTerm) OPTIONAL MATCH (n)-[:TAGGED_WITH]->(b) RETURN b.id AS id, b.source AS source, b.description AS d, collect(n.id) AS tagged ORDER BY id"
+
+
+def test_a_term_two_sources_define_belongs_to_the_first_whatever_the_order_of_syncs(
+    neo4j_service: Neo4jService, driver: Driver, warehouse: Path, tmp_path: Path
+) -> None:
+    """The file and a catalog glossary both define "Comeback ratio": any order and number of syncs
+    leaves the file's definition and tags, the catalog's report names the term shadowed, and the
+    catalog's definition takes over only once the file drops the term."""
+    glossary, sync = synced_glossary(neo4j_service, driver, warehouse, tmp_path)
+    mine = [glossary_source.Term(name="comeback  Ratio", description="the catalog's", tags=["service.work_orders.part"])]
+    mine.append(glossary_source.Term(name="Part number", tags=["service.work_orders.part"]))
+    settled = None
+    for order in ("cf", "fc", "ccff", "fcfc", "cfcf"):
+        for step in order:
+            if step == "c":
+                report = glossary_source.sync(driver, "neo4j", mine, source="knowledge-catalog:b")
+                assert report.shadowed == {"comeback  Ratio": "file"}
+            else:
+                sync.sync_glossary()
+        state = [tuple(row.values()) for row in driver.execute_query(DEFINITIONS).records]
+        assert settled in (None, state), order
+        settled = state
+    assert settled[0][:3] == ("comeback ratio", "file", "Share of work orders with a repeat visit.")
+    assert sorted(settled[0][3]) == ["warehouse.service.work_orders", "warehouse.service.work_orders.is_comeback"]
+    assert report.problem_text("unlinked") == "defined first by another glossary, whose definition holds: comeback  Ratio (file)"
+    glossary.write_text('[[term]]\nname = "first-time-fix rate"\n')
+    sync.sync_glossary()  # the file drops it: the catalog's definition is the one left to hold
+    glossary_source.sync(driver, "neo4j", mine, source="knowledge-catalog:b")
+    owner = driver.execute_query("MATCH (b:BusinessTerm {id: 'comeback ratio'}) RETURN b.source AS s, b.description AS d").records[0]
+    assert (owner["s"], owner["d"]) == ("knowledge-catalog:b", "the catalog's")

@@ -19,6 +19,7 @@ from worker.demo.library import LIBRARY
 from worker.demo.query_log import PROJECT
 from worker.google_clients import bigquery_client, pubsub_environment, storage_client
 from worker.graph.connection import connect
+from worker.pubsub_stream import LEASE_EXTENSION_SECONDS
 from worker.runtime import bigquery_emulator, fake_gcs, pubsub_emulator
 from worker.runtime.processes import wait_until
 from worker.settings import Settings
@@ -31,7 +32,6 @@ BUCKET = f"{PROJECT}-library"
 LIBRARY_PREFIX = "library"
 AUDIT_TOPIC, AUDIT_SUBSCRIPTION = "bigquery-audit", "lakegraph-audit"
 OBJECTS_TOPIC, OBJECTS_SUBSCRIPTION = "library-objects", "lakegraph-library-objects"
-ACK_DEADLINE = 10  # seconds: what lakegraph's subscriber leases a message for
 PUBLISH_TIMEOUT, ABSORB_TIMEOUT = 60.0, 300.0  # seconds
 
 
@@ -90,7 +90,7 @@ def topic_with_subscription(publisher: pubsub_v1.PublisherClient, subscriber: pu
     topic = publisher.topic_path(PROJECT, topic_id)
     try:
         publisher.create_topic(name=topic)
-        subscriber.create_subscription(name=subscriber.subscription_path(PROJECT, subscription_id), topic=topic, ack_deadline_seconds=ACK_DEADLINE)
+        subscriber.create_subscription(name=subscriber.subscription_path(PROJECT, subscription_id), topic=topic, ack_deadline_seconds=LEASE_EXTENSION_SECONDS)
     except AlreadyExists:
         pass
     return topic

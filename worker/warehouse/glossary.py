@@ -2,7 +2,9 @@
 
 Terms are keyed by their lower-cased name and record their source; a sync makes the source's own
 terms match the file exactly (terms and tags removed from the file disappear), and leaves the terms
-of any other source alone. A tag names a table or column by its full id or by
+of any other source alone. A name two sources define belongs to the one that comes first (the
+file, then Knowledge Catalog glossaries by name), whichever synced last: the other's definition is
+reported as shadowed, so no order of syncs flips the term between them. A tag names a table or column by its full id or by
 its tail (`service.work_orders.is_comeback`); a tag that matches nothing, or more than one thing,
 is kept on the term as `unresolved_tags` and reported.
 """
@@ -93,6 +95,12 @@ TAG = {
 FILE_SOURCE = "file"  # the TOML glossary file (`warehouse.glossary_path`)
 SOURCES = f"MATCH (b:{Label.BUSINESS_TERM}) WHERE b.source STARTS WITH $prefix RETURN collect(DISTINCT b.source) AS sources"
 TABLE_IDS = f"UNWIND $ids AS id MATCH (t:{Label.TABLE} {{id: id}}) RETURN t.id AS id"
+OWNERS = f"UNWIND $ids AS id MATCH (b:{Label.BUSINESS_TERM} {{id: id}}) RETURN b.id AS id, coalesce(b.source, $default_source) AS source"
+
+
+def precedence(source: str) -> tuple[bool, str]:
+    """Which source a term two sources define belongs to: the lower, the file before the rest."""
+    return (source != FILE_SOURCE, source)
 
 
 @dataclass
@@ -100,10 +108,18 @@ class GlossaryReport:
     terms: int = 0
     tagged: int = 0
     unresolved: dict[str, list[str]] = field(default_factory=dict)  # term -> tags that matched nothing (or too much)
+    shadowed: dict[str, str] = field(default_factory=dict)  # term -> the source whose definition it has (see precedence)
 
-    def unresolved_text(self) -> str:
-        """The unresolved tags, term by term, as a problem's reason names them."""
-        return "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(self.unresolved.items()))
+    def problem_text(self, unresolved_means: str) -> str:
+        """What is wrong with the source's terms, as a problem's reason says it ("" if nothing)."""
+        parts = []
+        if self.unresolved:
+            parts.append(f"{unresolved_means}: " + "; ".join(f"{term}: {', '.join(tags)}" for term, tags in sorted(self.unresolved.items())))
+        if self.shadowed:
+            parts.append(
+                "defined first by another glossary, whose definition holds: " + "; ".join(f"{term} ({owner})" for term, owner in sorted(self.shadowed.items()))
+            )
+        return "; ".join(parts)
 
 
 def sync(driver: Driver, database: str, terms: list[Term], source: str = FILE_SOURCE) -> GlossaryReport:
@@ -114,6 +130,9 @@ def sync(driver: Driver, database: str, terms: list[Term], source: str = FILE_SO
 
 def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryReport:
     report = GlossaryReport(terms=len(terms))
+    owners = {row["id"]: row["source"] for row in tx.run(OWNERS, ids=[term.id for term in terms], default_source=FILE_SOURCE)}
+    report.shadowed = {term.name: owner for term in terms if (owner := owners.get(term.id, source)) != source and precedence(owner) < precedence(source)}
+    terms = [term for term in terms if term.name not in report.shadowed]
     all_tags = sorted({tag for term in terms for tag in term.tags})
     matches = {row["tag"]: row["ids"] for row in tx.run(MATCH_TAGS, tags=all_tags)}
     rows, tag_rows = [], []

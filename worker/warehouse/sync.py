@@ -91,8 +91,7 @@ class WarehouseSync:
             return None
         report = glossary.sync(self.driver, self.database, terms)
         self.refresh_embeddings()
-        if report.unresolved:
-            reason = f"tags matching no single table or column: {report.unresolved_text()}"
+        if reason := report.problem_text("tags matching no single table or column"):
             problems.record(self.driver, self.database, SOURCE, key, "warning", reason, SYNC_GLOSSARY, [])
         return report
 
@@ -116,8 +115,8 @@ class WarehouseSync:
             report = glossary.sync(self.driver, self.database, terms, source_of(name))
             synced[name] = asdict(report)
             clear(name)
-            if report.unresolved:
-                record(name, "warning", f"terms linked to no known table or column: {report.unresolved_text()}")
+            if reason := report.problem_text("terms linked to no known table or column"):
+                record(name, "warning", reason)
         stored = {source.removeprefix(source_of("")) for source in glossary.sources(self.driver, self.database, source_of(""))}
         gone = set(found.gone) | (stored - set(found.glossaries) - set(found.failed) if found.listed else set())
         removed = sorted(source_of(name) for name in gone)
