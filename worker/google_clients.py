@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -46,17 +47,25 @@ def storage_client(project: str, endpoint: str) -> storage.Client:
         ) from None
 
 
+# One thread at a time sets and restores the variable: `lakegraph subscribe` builds a client per
+# subscription in threads of their own, and one restoring it while another builds would point that
+# client at Google's service instead of the emulator.
+_ENVIRONMENT = threading.RLock()
+
+
 @contextmanager
 def pubsub_environment(settings: Settings) -> Iterator[None]:
     """Pub/Sub clients find an emulator only through PUBSUB_EMULATOR_HOST; set it while they are built."""
     host = settings.pubsub.emulator_host
-    previous = os.environ.get(PUBSUB_EMULATOR_ENV)
-    if host:
-        os.environ[PUBSUB_EMULATOR_ENV] = host
-    try:
+    if not host:
         yield
-    finally:
-        if host:
+        return
+    with _ENVIRONMENT:
+        previous = os.environ.get(PUBSUB_EMULATOR_ENV)
+        os.environ[PUBSUB_EMULATOR_ENV] = host
+        try:
+            yield
+        finally:
             if previous is None:
                 os.environ.pop(PUBSUB_EMULATOR_ENV, None)
             else:

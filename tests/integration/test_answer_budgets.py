@@ -1,6 +1,7 @@
 """Answers sized for an agent on real size: the PowerShell documentation estate (3,088 real pages)
-and a generated 10,000-document library in one graph. Every shape at its defaults stays within
-its budget, and walking any answer's cursor reassembles exactly the unbounded answer."""
+and a generated library of 3,000 documents (10,000 under --full) in one graph. Every shape at its
+defaults stays within its budget, and walking any answer's cursor reassembles exactly the
+unbounded answer."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from worker.settings import Settings
 from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(1200)
-GENERATED = 10_000
+GENERATED, FULL_GENERATED = 3_000, 10_000
 CMDLETS = [
     "Get-Process",
     "Get-ChildItem",
@@ -48,17 +49,20 @@ CMDLETS = [
 
 
 @pytest.fixture(scope="module")
-def estate(neo4j_service: Neo4jService, driver: Driver, powershell_docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Shapes:
+def estate(
+    neo4j_service: Neo4jService, driver: Driver, powershell_docs: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Shapes:
     wipe(driver)
     bench = tmp_path_factory.mktemp("bench")
-    generate(bench, GENERATED)
+    generated = FULL_GENERATED if request.config.getoption("--full") else GENERATED
+    generate(bench, generated)
     settings: Settings = neo4j_service.settings.with_section(
         "documents",
         libraries=[{"name": "ps", "root": powershell_docs}, {"name": "bench", "root": bench}],
     )
     apply_schema(settings, driver, "neo4j")
     report = load(DocumentSync(settings, driver, "neo4j"))
-    assert report.documents > GENERATED + 3000
+    assert report.documents > generated + 3000
     ThemeRunner(settings, driver, "neo4j").run(force=True)
     return Shapes(settings, driver, "neo4j")
 

@@ -6,6 +6,7 @@ reads all of it through Google's own clients, exactly as it would a real project
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +49,12 @@ class Emulators:
 def emulators(workdir: Path, cache: Path) -> Iterator[Emulators]:
     """Start the three emulators (the BigQuery one and fake-gcs-server are installed into the
     cache on first use); stop them, whatever happens, on leaving."""
-    with ExitStack() as stack:
-        pubsub, pubsub_host = pubsub_emulator.start(workdir)
-        stack.callback(pubsub.stop)
-        warehouse, bigquery_endpoint = bigquery_emulator.start(workdir, cache, PROJECT)
-        stack.callback(warehouse.stop)
+    with ExitStack() as stack, ThreadPoolExecutor(max_workers=2) as pool:
+        # The two slow starts (a JVM, a Python with DuckDB) overlap; each is stopped even if the other failed.
+        starting = [pool.submit(pubsub_emulator.start, workdir), pool.submit(bigquery_emulator.start, workdir, cache, PROJECT)]
+        for future in starting:
+            stack.callback(lambda future=future: future.exception() is None and future.result()[0].stop())
+        (_, pubsub_host), (_, bigquery_endpoint) = (future.result() for future in starting)
         objects, storage_endpoint = fake_gcs.start(workdir, cache, pubsub_host)
         stack.callback(objects.stop)
         yield Emulators(pubsub_host, bigquery_endpoint, storage_endpoint)
