@@ -45,17 +45,11 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) 
 
 
 def pubsub_topic(project: str, topic_id: str, subscription_id: str) -> tuple[Any, str, str]:
-    """A new topic and a subscription on it in the emulator PUBSUB_EMULATOR_HOST names, with the
-    ack deadline lakegraph's subscriber leases to: (a publisher, the topic path, the
-    subscription's id)."""
+    """A new topic and its subscription in the emulator PUBSUB_EMULATOR_HOST names: (a publisher,
+    the topic path, the subscription's id)."""
     from google.cloud import pubsub_v1
 
-    from worker.pubsub_stream import LEASE_EXTENSION_SECONDS
+    from worker.pubsub_stream import create_topic_with_subscription
 
     publisher = pubsub_v1.PublisherClient()
-    topic = publisher.topic_path(project, topic_id)
-    publisher.create_topic(name=topic)
-    subscriber = pubsub_v1.SubscriberClient()
-    subscriber.create_subscription(name=subscriber.subscription_path(project, subscription_id), topic=topic, ack_deadline_seconds=LEASE_EXTENSION_SECONDS)
-    subscriber.close()
-    return publisher, topic, subscription_id
+    return publisher, create_topic_with_subscription(publisher, project, topic_id, subscription_id), subscription_id

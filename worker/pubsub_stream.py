@@ -26,6 +26,19 @@ Message = pubsub_v1.subscriber.message.Message
 RecordPoison = Callable[[str, str], None]  # message id, reason
 
 
+def create_topic_with_subscription(publisher: pubsub_v1.PublisherClient, project: str, topic_id: str, subscription_id: str) -> str:
+    """A topic and a subscription on it that leases messages as `stream` extends them (what a
+    deployment's setup makes; the demo and the tests make it on the emulator); the topic's path."""
+    topic = publisher.topic_path(project, topic_id)
+    publisher.create_topic(name=topic)
+    subscriber = pubsub_v1.SubscriberClient()
+    try:
+        subscriber.create_subscription(name=subscriber.subscription_path(project, subscription_id), topic=topic, ack_deadline_seconds=LEASE_EXTENSION_SECONDS)
+    finally:
+        subscriber.close()
+    return topic
+
+
 def stream(settings: Settings, subscription: str, handle: Callable[[Message], None], stop: threading.Event) -> None:
     """Stream `subscription` (in pubsub.project) until `stop` is set (or the stream fails for good,
     which raises)."""

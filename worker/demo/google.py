@@ -11,7 +11,6 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from google.api_core.exceptions import AlreadyExists
 from google.cloud import pubsub_v1, storage
 
 from worker.bridge.refresh import BridgeRefresh
@@ -20,7 +19,7 @@ from worker.demo.library import LIBRARY
 from worker.demo.query_log import PROJECT
 from worker.google_clients import bigquery_client, pubsub_environment, storage_client
 from worker.graph.connection import connect
-from worker.pubsub_stream import LEASE_EXTENSION_SECONDS
+from worker.pubsub_stream import create_topic_with_subscription
 from worker.runtime import bigquery_emulator, fake_gcs, pubsub_emulator
 from worker.runtime.processes import wait_until
 from worker.settings import Settings
@@ -88,16 +87,6 @@ libraries = [{{ name = "{LIBRARY}", root = "gs://{BUCKET}/{LIBRARY_PREFIX}" }}]
 '''
 
 
-def topic_with_subscription(publisher: pubsub_v1.PublisherClient, subscriber: pubsub_v1.SubscriberClient, topic_id: str, subscription_id: str) -> str:
-    topic = publisher.topic_path(PROJECT, topic_id)
-    try:
-        publisher.create_topic(name=topic)
-        subscriber.create_subscription(name=subscriber.subscription_path(PROJECT, subscription_id), topic=topic, ack_deadline_seconds=LEASE_EXTENSION_SECONDS)
-    except AlreadyExists:
-        pass
-    return topic
-
-
 def upload_library(bucket: storage.Bucket, folder: Path) -> int:
     files = sorted(path for path in folder.rglob("*") if path.is_file())
     for path in files:
@@ -115,11 +104,10 @@ def provision(settings: Settings, folder: Path) -> Provisioned:
     """What a team's project would already hold: the two topics with their subscriptions, the
     bucket with its notification config (as `gcloud storage buckets notifications create` makes
     it) and the library in it, and the warehouse in BigQuery."""
-    with pubsub_environment(settings):
-        publisher, subscriber = pubsub_v1.PublisherClient(), pubsub_v1.SubscriberClient()
-        topic_with_subscription(publisher, subscriber, AUDIT_TOPIC, AUDIT_SUBSCRIPTION)
-        topic_with_subscription(publisher, subscriber, OBJECTS_TOPIC, OBJECTS_SUBSCRIPTION)
-        subscriber.close()
+    with pubsub_environment(settings):  # the emulators start empty at each start: nothing exists yet
+        publisher = pubsub_v1.PublisherClient()
+        create_topic_with_subscription(publisher, PROJECT, AUDIT_TOPIC, AUDIT_SUBSCRIPTION)
+        create_topic_with_subscription(publisher, PROJECT, OBJECTS_TOPIC, OBJECTS_SUBSCRIPTION)
     created = storage_client(settings.storage.project, settings.storage.endpoint).create_bucket(BUCKET)
     uploaded = upload_library(created, folder / "library")  # before notifications, as in a bucket that already held it
     created.notification(topic_name=OBJECTS_TOPIC, topic_project=PROJECT, payload_format="JSON_API_V1").create()
