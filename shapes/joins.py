@@ -33,7 +33,8 @@ MATCH (q:{Label.QUERY}) WHERE size(coalesce(q.unresolved, [])) > 0
   AND ($table = '' OR any(column IN q.unresolved WHERE column STARTS WITH $table + '.' OR column CONTAINS '.' + $table + '.'))
 WITH q ORDER BY q.executions DESC, q.id
 WITH count(q) AS total, collect({{query: q.id, columns: q.unresolved, sql: left(q.sql, 200)}})[..$examples] AS examples
-RETURN total, examples
+CALL () {{ MATCH (q:{Label.QUERY} {{pending: true}}) WHERE $table = '' RETURN count(q) AS pending }}
+RETURN total, examples, pending
 """
 UNRESOLVED_EXAMPLES = 5
 KEPT_LISTINGS = 8
@@ -45,6 +46,7 @@ class JoinListing:
     learned: list[dict]
     unresolved_queries: int  # queries naming columns their tables lack: never counted as joins
     unresolved_examples: list[dict]
+    pending_queries: int = 0  # unfiltered listings: queries naming tables the graph lacks, counted once they are loaded
 
 
 class JoinsShape:
@@ -70,6 +72,7 @@ def list_joins(driver: Driver, database: str, table: str, min_confidence: float)
         [dict(row) for row in learned],
         unresolved["total"],
         list(unresolved["examples"]),
+        unresolved["pending"],
     )
 
 
@@ -86,6 +89,8 @@ def render(listing: JoinListing) -> str:
     if listing.unresolved_queries:
         lines.append(f"queries naming columns their tables lack ({listing.unresolved_queries}; not counted as joins)")
         lines += [f"  {', '.join(row['columns'])}  in {row['sql']}" for row in listing.unresolved_examples]
+    if listing.pending_queries:
+        lines.append(f"queries naming tables the graph does not hold ({listing.pending_queries}; counted once their metadata is loaded)")
     return "\n".join(lines)
 
 

@@ -228,6 +228,7 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
             {
                 "schemas": reports,
                 "glossary": None if terms is None else terms.__dict__,
+                "relearned": None if loaded.relearned is None else loaded.relearned.__dict__,
                 "query_logs": logs,
                 "bridge": None if loaded.bridge is None else loaded.bridge.__dict__,
             }
@@ -240,6 +241,9 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
             highlight=False,
             markup=False,
         )
+    if loaded.relearned is not None and loaded.relearned.settled:
+        relearned = loaded.relearned
+        out.print(f"query logs: {relearned.settled} queries that came before their tables learned now ({relearned.runs} runs, {relearned.pairs} join pairs)")
     if terms is not None:
         out.print(f"glossary: {terms.terms} terms, {terms.tagged} tags, {len(terms.unresolved)} terms with unresolved tags")
     runs = sum(log.get("runs", 0) for log in logs)

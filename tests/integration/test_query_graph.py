@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,7 @@ from tests.graph_dump import wipe
 from worker.graph import schema
 from worker.warehouse.audit_log import QueryEvent, parse_entry
 from worker.warehouse.catalog import ColumnInfo, ForeignKey, Snapshot, TableInfo
-from worker.warehouse.query_graph import SCHEMA_TTL, QueryGraph
+from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.writer import MetadataWriter
 
 pytestmark = pytest.mark.timeout(120)
@@ -126,16 +127,72 @@ def test_joins_command_lists_declared_and_learned_with_evidence(graph: Driver, n
     assert data["learned"] == [] and len(data["declared"]) == 1
 
 
-def test_the_schema_is_read_again_only_after_its_time_to_live(graph: Driver) -> None:
-    now = [0.0]
-    queries = QueryGraph(graph, "neo4j", clock=lambda: now[0])
-    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+def test_the_schema_is_read_again_only_when_a_metadata_write_moves_it(graph: Driver) -> None:
+    queries = QueryGraph(graph, "neo4j")
+    writer = MetadataWriter(graph, "neo4j")
+    writer.apply(shop(with_key=False))
     first = queries.schema()
     assert "orders" in first.mapping["my-proj"]["shop"]
-    now[0] += SCHEMA_TTL - 1
+    writer.apply(shop(with_key=False))  # the same metadata again: nothing written, nothing stamped
     assert queries.schema() is first
-    now[0] += 2
+    writer.apply(shop(with_key=True))
     assert queries.schema() is not first
+
+
+def learned(graph: Driver) -> list[tuple]:
+    """The learned joins (users in name order) and what each query uses, as values."""
+    joins = sorted(tuple(sorted(value) if isinstance(value, list) else value for value in row.values()) for row in graph.execute_query(JOIN).records)
+    uses = graph.execute_query("MATCH (q:Query)-[:USES]->(t:Table) RETURN q.id AS q, t.id AS t, q.executions AS n, q.pending AS pending ORDER BY q, t")
+    return joins + [tuple(row.values()) for row in uses.records]
+
+
+def test_a_query_log_that_comes_before_its_tables_is_learned_once_they_arrive(graph: Driver) -> None:
+    """The same events in either order give one graph: absorbed before the metadata, their runs
+    wait (pending) and each is credited exactly once when a relearn finds the tables, however
+    many relearns run, at once or again."""
+    done = event("v2_jobChange_done.json")
+    runs = [done, replace(done, job_id="my-proj:job-2", user="bob@example.com", at="2024-05-03T09:00:00Z")]
+    later = replace(done, job_id="my-proj:job-3", user="carol@example.com", at="2024-05-04T09:00:00Z")
+
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=True))
+    QueryGraph(graph, "neo4j").absorb(runs, now=NOW)
+    QueryGraph(graph, "neo4j").absorb([later], now=NOW)
+    metadata_first = learned(graph)
+    assert graph.execute_query(JOIN).records[0]["executions"] == 3
+
+    wipe(graph)
+    schema.apply(graph, "neo4j")
+    queries = QueryGraph(graph, "neo4j")  # one long-lived absorber, as in a worker
+    report = queries.absorb(runs, now=NOW)
+    assert (report.runs, report.pending, report.pairs) == (2, 1, 0)
+    assert graph.execute_query(JOIN).records == []
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=True))
+    with ThreadPoolExecutor(2) as pool:  # two relearns at once credit each run once
+        reports = list(pool.map(lambda _: QueryGraph(graph, "neo4j").relearn(now=NOW), range(2)))
+    assert sorted((r.settled, r.runs) for r in reports) == [(0, 0), (1, 2)]
+    assert QueryGraph(graph, "neo4j").relearn(now=NOW).pending == 0  # and again: nothing waits, nothing moves
+    assert queries.absorb([later], now=NOW).pending == 0  # the absorber's shapes were resolved against the old schema
+    assert learned(graph) == metadata_first
+
+
+def test_a_query_on_a_table_never_loaded_waits_without_counting(graph: Driver) -> None:
+    MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
+    elsewhere = replace(
+        event("v2_jobChange_done.json"),
+        job_id="other-1",
+        sql="SELECT * FROM `my-proj.shop.orders` o JOIN `my-proj.crm.contacts` c ON o.customer_id = c.id",
+    )
+    queries = QueryGraph(graph, "neo4j")
+    assert queries.absorb([elsewhere], now=NOW).pending == 1
+    assert (queries.relearn(now=NOW).pending, queries.relearn(now=NOW).settled) == (1, 0)
+    assert graph.execute_query(JOIN).records == []
+    used = graph.execute_query("MATCH (q:Query) OPTIONAL MATCH (q)-[:USES]->(t) RETURN q.pending AS pending, collect(t.id) AS tables").records[0]
+    assert used["pending"] is True and used["tables"] == ["my-proj.shop.orders"]
+    from shapes.joins import list_joins, render
+
+    listing = list_joins(graph, "neo4j", "", 0.0)
+    assert listing.pending_queries == 1 and list_joins(graph, "neo4j", "shop.orders", 0.0).pending_queries == 0
+    assert "queries naming tables the graph does not hold (1; counted once their metadata is loaded)" in render(listing)
 
 
 def test_a_column_the_table_lacks_is_listed_as_unresolved_and_never_joined(graph: Driver) -> None:

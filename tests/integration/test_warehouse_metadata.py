@@ -17,7 +17,9 @@ from tests.conftest import BIGQUERY_PROJECT, Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import clean_env, run_cli
 from worker.graph import schema
+from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.connectors import BigQueryConnector
+from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import WarehouseSync
 from worker.warehouse.writer import MetadataWriter
 
@@ -52,6 +54,24 @@ def graph(driver: Driver) -> Driver:
 def duckdb_sync(service: Neo4jService, driver: Driver, path: Path) -> WarehouseSync:
     settings = service.settings.with_section("warehouse", engine="duckdb", duckdb_path=path)
     return WarehouseSync(settings, driver, "neo4j")
+
+
+def test_a_sync_learns_the_joins_of_queries_that_came_before_their_tables(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    """Audit events first, metadata after (a new deployment whose log sink was quicker): the sync
+    credits the waiting runs, a second sync changes nothing, and so does the table-level path."""
+    path = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(DUCKDB_DDL)
+    sql = "SELECT n.line FROM shop.notes n JOIN shop.customers c ON n.customer_id = c.id"
+    runs = [QueryEvent(f"job-{n}", sql, "ana@example.com", f"2026-11-0{n}T00:00:00Z", False, ()) for n in (1, 2)]
+    QueryGraph(graph, "neo4j", "duckdb").absorb(runs)
+    sync = duckdb_sync(neo4j_service, graph, path)
+    assert sync.sync_all()["query_log"] == {"pending": 1, "settled": 1, "runs": 2, "pairs": 1}
+    joined = "MATCH (a:Column)-[j:JOINS_WITH]->(b:Column) RETURN a.id AS a, b.id AS b, j.executions AS n"
+    assert [tuple(row.values()) for row in graph.execute_query(joined).records] == [("warehouse.shop.customers.id", "warehouse.shop.notes.customer_id", 2)]
+    assert sync.sync_all()["query_log"]["pending"] == 0
+    sync.sync_table("shop", "notes")
+    assert graph.execute_query(joined).records[0]["n"] == 2
 
 
 def test_duckdb_schema_tables_views_columns_and_composite_keys(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:

@@ -95,6 +95,17 @@ def _parsed(jobs: list[Job], workers: int) -> Iterator[Parsed]:
         yield from pool.map(_parse, jobs, chunksize=PARSE_CHUNK)
 
 
+def parsed_documents(sync: DocumentSync, workers: int | None = None) -> Iterator[PreparedDocument]:
+    """Every file of the configured libraries as the graph rows a first load writes (skipped files
+    left out): the parsing half of a load, for what writes those rows by other means."""
+    jobs: list[Job] = [
+        (library, relpath, sync.rules, None) for library in sync.libraries.values() for relpath, _ in library.stamps(on_loop=lambda folder: None)
+    ]
+    for item in _parsed(jobs, workers or os.cpu_count() or 1):
+        if isinstance(item, PreparedDocument):
+            yield item
+
+
 def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: None, workers: int | None = None) -> LoadReport:
     began = time.monotonic()
     report = LoadReport()

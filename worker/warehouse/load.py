@@ -13,7 +13,7 @@ from worker.settings import Settings
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
 from worker.warehouse.glossary import GlossaryReport
-from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.query_graph import RelearnReport
 from worker.warehouse.sync import WarehouseSync
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
@@ -24,6 +24,7 @@ class WarehouseLoadReport:
     database: str
     schemas: dict[str, dict] = field(default_factory=dict)
     glossary: GlossaryReport | None = None
+    relearned: RelearnReport | None = None  # queries absorbed before their tables, credited now
     query_logs: list[dict] = field(default_factory=list)
     bridge: BridgeReport | None = None
 
@@ -32,13 +33,13 @@ def load_warehouse(settings: Settings, driver: Driver, database: str, progress: 
     sync = WarehouseSync(settings, driver, database)
     report = WarehouseLoadReport(sync.connector.database)
     report.schemas = sync.sync_schemas(lambda done, total: progress("warehouse", done, total + 1))
+    report.relearned = sync.queries.relearn()
     report.glossary = sync.sync_glossary()
     progress("warehouse", 1, 1)
-    queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
     files = folder_files(settings.audit_log_path)
     for index, path in enumerate(files):
         progress("query logs", index, len(files))
-        report.query_logs.append(ingest(path, queries, sync))
+        report.query_logs.append(ingest(path, sync.queries, sync))
     progress("query logs", len(files), len(files))
     progress("values", 0, 1)
     report.bridge = sync.bridge.refresh()  # after the query logs: learned joins pick columns too

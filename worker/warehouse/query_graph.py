@@ -11,13 +11,16 @@ confidence in [0, 1]:
     evidence   = 1 - exp(-(distinct queries + distinct users) / 4)
     recency    = exp(-(days since last seen) / 90)
     declared   = 1 when a declared key (REFERENCES) joins the same two columns, else 0
+
+A query naming a table the graph does not hold yet (the audit log came before the metadata) is
+kept `pending`: its runs are recorded but not credited. Every metadata sync then `relearn`s the
+pending queries against the new schema and credits each run exactly once (`QueryRun.credited`).
 """
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,11 +30,12 @@ from neo4j.exceptions import ConstraintError
 from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
-from worker.warehouse.joins import Extraction, SchemaIndex, fingerprint
+from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint
 from worker.warehouse.query_log import Execution, absorb
 
-SCHEMA_TTL = 30.0
 DUPLICATE_RACE_ATTEMPTS = 3
+# The metadata's version: the schema is read again only once a metadata write has moved it.
+SCHEMA_VERSION = f"OPTIONAL MATCH (s:{Label.SOURCE} {{id: 'warehouse'}}) RETURN [s.changes, toString(s.applied_at)] AS version"
 SCHEMA_COLUMNS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
@@ -40,7 +44,16 @@ RETURN t.database AS database, t.schema AS schema, t.name AS table, c.name AS co
 SEEN_RUNS = f"UNWIND $ids AS id MATCH (r:{Label.QUERY_RUN} {{id: id}}) RETURN r.id AS id"
 RECORD_RUNS = f"""
 UNWIND $rows AS r
-CREATE (:{Label.QUERY_RUN} {{id: r.id, query: r.query, user: r.user, at: r.at, failed: r.failed}})
+CREATE (:{Label.QUERY_RUN} {{id: r.id, query: r.query, user: r.user, at: r.at, failed: r.failed, credited: true}})
+"""
+# A query's USES edges to the tables the graph holds, and how many of its tables those are.
+USES_TABLES = f"""
+CALL (q, r) {{
+  UNWIND r.tables AS table
+  MATCH (t:{Label.TABLE} {{id: table}})
+  MERGE (q)-[:{Rel.USES}]->(t)
+  RETURN count(t) AS found
+}}
 """
 MERGE_QUERIES = f"""
 UNWIND $rows AS r
@@ -50,9 +63,30 @@ SET q.unresolved = r.unresolved, q.executions = q.executions + r.executions,
     q.first_seen = CASE WHEN r.first < q.first_seen THEN r.first ELSE q.first_seen END,
     q.last_seen = CASE WHEN q.last_seen IS NULL OR r.last > q.last_seen THEN r.last ELSE q.last_seen END
 WITH q, r
-UNWIND r.tables AS table
-MATCH (t:{Label.TABLE} {{id: table}})
-MERGE (q)-[:{Rel.USES}]->(t)
+{USES_TABLES}
+SET q.pending = coalesce(q.pending, false) OR found < size(r.tables)
+RETURN q.id AS id, q.pending AS pending
+"""
+UNCREDIT_RUNS = f"UNWIND $ids AS id MATCH (r:{Label.QUERY_RUN} {{id: id}}) SET r.credited = false"
+# Relearns take the query log's stamp node first: two never credit the same uncredited run, and
+# an absorb (which stamps it early in its transaction) and a relearn see each other's commits.
+LOCK_QUERY_LOG = f"MATCH (s:{Label.SOURCE} {{id: 'query-log'}}) SET s._lock = true REMOVE s._lock"
+ANY_PENDING = f"RETURN EXISTS {{ MATCH (:{Label.QUERY} {{pending: true}}) }} AS found"
+PENDING_QUERIES = f"MATCH (q:{Label.QUERY} {{pending: true}}) RETURN q.id AS id, q.sql AS sql ORDER BY id"
+# The pending queries every table of which the graph now holds: no longer pending.
+SETTLE_QUERIES = f"""
+UNWIND $rows AS r
+MATCH (q:{Label.QUERY} {{id: r.id}})
+{USES_TABLES}
+WITH q, r, found WHERE found = size(r.tables)
+SET q.pending = false, q.unresolved = r.unresolved
+RETURN q.id AS id
+"""
+UNCREDITED_RUNS = f"""
+UNWIND $queries AS query
+MATCH (r:{Label.QUERY_RUN} {{query: query}}) WHERE r.credited = false AND NOT r.failed
+SET r.credited = true
+RETURN r.query AS query, r.user AS user, r.at AS at
 """
 MERGE_JOINS = f"""
 UNWIND $rows AS r
@@ -86,30 +120,45 @@ class QueryLogReport:
     unparsable: int = 0
     unresolved: int = 0  # distinct queries naming a column its table lacks
     pairs: int = 0
+    pending: int = 0  # distinct queries naming a table the graph does not hold yet: credited later
+
+
+@dataclass
+class RelearnReport:
+    pending: int = 0  # queries waiting for their tables before this pass
+    settled: int = 0  # of those, the ones whose tables all exist now
+    runs: int = 0  # their runs, credited now
+    pairs: int = 0
+
+
+Run = tuple[str, str]  # a counted run of a query: its user and time
 
 
 class QueryGraph:
-    """Absorbs query events; keeps the resolved shapes, and the schema for a short while, in memory."""
+    """Absorbs query events; keeps the resolved shapes, and the schema they were resolved against,
+    in memory until a metadata write moves the schema's version."""
 
-    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery", clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery") -> None:
         self.driver = driver
         self.database = database
         self.dialect = dialect
         self.cache: dict[str, Extraction] = {}
-        self.clock = clock
-        self._schema: tuple[float, SchemaIndex] | None = None
+        self._schema: tuple[object, SchemaIndex] | None = None
 
     def schema(self) -> SchemaIndex:
-        """The graph's tables and columns as a sqlglot schema, re-read at most every SCHEMA_TTL seconds
-        (one task per message must not re-read the whole catalogue each time)."""
-        if self._schema is not None and self.clock() - self._schema[0] < SCHEMA_TTL:
+        """The graph's tables and columns as a sqlglot schema, read again only when the warehouse
+        source's stamp has moved (one task per message must not re-read the whole catalogue each
+        time); shapes resolved against an older schema are forgotten with it."""
+        version = self.driver.execute_query(SCHEMA_VERSION, database_=self.database).records[0]["version"]
+        if self._schema is not None and self._schema[0] == version:
             return self._schema[1]
         mapping: dict = defaultdict(lambda: defaultdict(dict))
         for row in self.driver.execute_query(SCHEMA_COLUMNS, database_=self.database).records:
             mapping[row["database"]][row["schema"]].setdefault(row["table"], {})[row["column"]] = row["type"] or "STRING"
         only = next(iter(mapping)) if len(mapping) == 1 else None
         index = SchemaIndex({db: dict(schemas) for db, schemas in mapping.items()}, default_catalog=only)
-        self._schema = (self.clock(), index)
+        self._schema = (version, index)
+        self.cache.clear()
         return index
 
     def absorb(self, events: list[QueryEvent], now: datetime | None = None) -> QueryLogReport:
@@ -125,6 +174,15 @@ class QueryGraph:
                 attempts_left -= 1
                 if not attempts_left:
                     raise
+
+    def relearn(self, now: datetime | None = None) -> RelearnReport:
+        """Credit the runs of pending queries whose tables the graph now holds (after a metadata
+        sync): each run once, whichever of this and a concurrent absorb comes first."""
+        if not self.driver.execute_query(ANY_PENDING, database_=self.database).records[0]["found"]:
+            return RelearnReport()  # the usual case: a table event costs one lookup, no schema read
+        schema = self.schema()
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(self._relearn, schema, (now or datetime.now(UTC)).isoformat())
 
     def _absorb(self, tx: ManagedTransaction, events: list[QueryEvent], now: str) -> QueryLogReport:
         report = QueryLogReport()
@@ -156,43 +214,84 @@ class QueryGraph:
         )
         report.unparsable = len(result.unparsable)
         report.unresolved = len(result.unresolved)
-        times: dict[str, list[str]] = defaultdict(list)
-        samples: dict[str, str] = {}
+        runs: dict[str, list[Run]] = defaultdict(list)
         for event in counted:
-            shape = fingerprint(event.sql)
-            times[shape].append(event.at)
-            samples.setdefault(shape, event.sql)
-        tx.run(
+            runs[fingerprint(event.sql)].append((event.user, event.at))
+        merged = tx.run(
             MERGE_QUERIES,
             rows=[
                 {
                     "id": shape,
-                    "sql": samples[shape][:20_000],
-                    "executions": len(times[shape]),
-                    "first": min(times[shape]),
-                    "last": max(times[shape]),
+                    "sql": result.samples[shape][:20_000],
+                    "executions": len(runs[shape]),
+                    "first": min(at for _, at in runs[shape]),
+                    "last": max(at for _, at in runs[shape]),
                     "error": extraction.error,
                     "tables": sorted(extraction.tables),
                     "unresolved": sorted(extraction.unresolved),
                 }
                 for shape, extraction in result.shapes.items()
             ],
-        ).consume()
-        join_rows = []
-        for pair, stats in result.pairs.items():
-            stamps = [stamp for shape in stats.queries for stamp in times[shape]]
-            join_rows.append(
-                {
-                    "left": str(pair.left),
-                    "right": str(pair.right),
-                    "executions": stats.executions,
-                    "queries": sorted(stats.queries),
-                    "users": sorted(stats.users),
-                    "first": min(stamps),
-                    "last": max(stamps),
-                    "self_join": pair.self_join,
-                }
-            )
-        tx.run(MERGE_JOINS, rows=join_rows, now=now).consume()
-        report.pairs = len(join_rows)
+        )
+        pending = {row["id"] for row in merged if row["pending"]}
+        report.pending = len(pending)
+        if pending:
+            tx.run(UNCREDIT_RUNS, ids=[event.job_id for event in counted if fingerprint(event.sql) in pending]).consume()
+        credited = {shape: extraction for shape, extraction in result.shapes.items() if shape not in pending}
+        report.pairs = self._credit(tx, credited, runs, now)
         return report
+
+    def _relearn(self, tx: ManagedTransaction, schema: SchemaIndex, now: str) -> RelearnReport:
+        report = RelearnReport()
+        tx.run(LOCK_QUERY_LOG).consume()
+        waiting = {row["id"]: row["sql"] for row in tx.run(PENDING_QUERIES)}
+        report.pending = len(waiting)
+        if not waiting:
+            return report
+        for shape, sql in waiting.items():
+            if shape not in self.cache:
+                self.cache[shape] = extract(sql, self.dialect, schema)
+        rows = [
+            {"id": shape, "tables": sorted(self.cache[shape].tables), "unresolved": sorted(self.cache[shape].unresolved)}
+            for shape in waiting
+            if not self.cache[shape].error
+        ]
+        settled = [row["id"] for row in tx.run(SETTLE_QUERIES, rows=rows)]
+        report.settled = len(settled)
+        runs: dict[str, list[Run]] = defaultdict(list)
+        for row in tx.run(UNCREDITED_RUNS, queries=settled):
+            runs[row["query"]].append((row["user"], row["at"]))
+        report.runs = sum(len(found) for found in runs.values())
+        report.pairs = self._credit(tx, {shape: self.cache[shape] for shape in runs}, runs, now)
+        if report.runs:
+            stamp(tx, "query-log", max(at for found in runs.values() for _, at in found))
+        return report
+
+    @staticmethod
+    def _credit(tx: ManagedTransaction, shapes: dict[str, Extraction], runs: dict[str, list[Run]], now: str) -> int:
+        """Add these runs of these shapes to the JOINS_WITH edges of the pairs the shapes join."""
+        join_rows = [
+            {
+                "left": str(pair.left),
+                "right": str(pair.right),
+                "executions": len(pair_runs),
+                "queries": sorted(queries),
+                "users": sorted({user for user, _ in pair_runs if user}),
+                "first": min(at for _, at in pair_runs),
+                "last": max(at for _, at in pair_runs),
+                "self_join": pair.self_join,
+            }
+            for pair, queries, pair_runs in _by_pair(shapes, runs)
+        ]
+        tx.run(MERGE_JOINS, rows=join_rows, now=now).consume()
+        return len(join_rows)
+
+
+def _by_pair(shapes: dict[str, Extraction], runs: dict[str, list[Run]]) -> Iterable[tuple[JoinPair, set[str], list[Run]]]:
+    """Each pair the shapes join, with the shapes that join it and all their runs."""
+    queries: dict[JoinPair, set[str]] = defaultdict(set)
+    for shape, extraction in shapes.items():
+        for pair in extraction.pairs:
+            queries[pair].add(shape)
+    for pair, found in sorted(queries.items()):
+        yield pair, found, [run for shape in sorted(found) for run in runs[shape]]

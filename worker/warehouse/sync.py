@@ -17,6 +17,7 @@ from worker.tasks.names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
+from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
 SOURCE = "warehouse"
@@ -30,6 +31,7 @@ class WarehouseSync:
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
         self.bridge = BridgeRefresh(settings, driver, database)
+        self.queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
@@ -38,6 +40,7 @@ class WarehouseSync:
         then the bridged values of its identifier columns — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
         self.refresh_embeddings()
+        self.queries.relearn()
         self.bridge.refresh(schema, table)
         return report
 
@@ -61,8 +64,10 @@ class WarehouseSync:
         return reports
 
     def sync_all(self) -> dict[str, dict]:
-        """Every schema, then the glossary (its tags may name tables that just appeared)."""
+        """Every schema, the queries that came before their tables, then the glossary (its tags may
+        name tables that just appeared)."""
         reports = self.sync_schemas()
+        reports["query_log"] = asdict(self.queries.relearn())
         found = self.sync_glossary()
         if found is not None:
             reports["glossary"] = asdict(found)
