@@ -193,11 +193,10 @@ class QueryGraph:
                 report.duplicates += 1
             else:
                 fresh[event.job_id] = event
+        shape_of = {job: fingerprint(event.sql) for job, event in fresh.items()}  # once per event: it hashes the whole SQL
         tx.run(
             RECORD_RUNS,
-            rows=[
-                {"id": event.job_id, "query": fingerprint(event.sql), "user": event.user, "at": event.at, "failed": event.failed} for event in fresh.values()
-            ],
+            rows=[{"id": job, "query": shape_of[job], "user": event.user, "at": event.at, "failed": event.failed} for job, event in fresh.items()],
         ).consume()
         if fresh:
             stamp(tx, "query-log", max(event.at for event in fresh.values()))
@@ -216,7 +215,7 @@ class QueryGraph:
         report.unresolved = len(result.unresolved)
         runs: dict[str, list[Run]] = defaultdict(list)
         for event in counted:
-            runs[fingerprint(event.sql)].append((event.user, event.at))
+            runs[shape_of[event.job_id]].append((event.user, event.at))
         merged = tx.run(
             MERGE_QUERIES,
             rows=[
@@ -236,7 +235,7 @@ class QueryGraph:
         pending = {row["id"] for row in merged if row["pending"]}
         report.pending = len(pending)
         if pending:
-            tx.run(UNCREDIT_RUNS, ids=[event.job_id for event in counted if fingerprint(event.sql) in pending]).consume()
+            tx.run(UNCREDIT_RUNS, ids=[event.job_id for event in counted if shape_of[event.job_id] in pending]).consume()
         credited = {shape: extraction for shape, extraction in result.shapes.items() if shape not in pending}
         report.pairs = self._credit(tx, credited, runs, now)
         return report
