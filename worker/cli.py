@@ -177,11 +177,11 @@ def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     out.print(
         f"{report.documents} documents ({report.read} read, {report.parsed} parsed), {report.sections} sections parsed "
         f"in {report.seconds:.1f} s ({report.sections_per_second:,.0f} sections/s): {report.written} written, {report.unchanged} unchanged, "
-        f"{report.deleted} deleted, {report.skipped} skipped, {report.conflicts} conflicts; "
+        f"{report.deleted} deleted, {report.skipped} skipped, {report.warned} with warnings, {report.conflicts} conflicts; "
         f"{report.linked} links resolved, {report.unresolved} unresolved",
         highlight=False,
     )
-    if report.skipped or report.conflicts or report.unresolved:
+    if report.skipped or report.warned or report.conflicts or report.unresolved:
         out.print("see `lakegraph errors` and `lakegraph links --broken`")
 
 

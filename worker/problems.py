@@ -41,13 +41,14 @@ class Problem:
     occurrences: int
     task: str
     args: list
+    stamp: str | None = None  # the input's stamp when refused: it is not read again while it holds
 
 
 RECORD = f"""
 MERGE (p:{Label.PROBLEM} {{id: $id}})
 ON CREATE SET p.first_seen = datetime(), p.occurrences = 0
 SET p.source = $source, p.key = $key, p.kind = $kind, p.reason = $reason, p.last_seen = datetime(),
-    p.occurrences = p.occurrences + 1, p.task = $task, p.args = $args
+    p.occurrences = p.occurrences + 1, p.task = $task, p.args = $args, p.stamp = $stamp
 """
 CLEAR = f"""
 MATCH (p:{Label.PROBLEM} {{key: $key}})
@@ -81,7 +82,7 @@ def problem_id(source: str, key: str, kind: str) -> str:
     return hashlib.sha256(f"{source}\0{key}\0{kind}".encode()).hexdigest()[:12]
 
 
-def record(driver: Driver, database: str, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:
+def record(driver: Driver, database: str, source: str, key: str, kind: Kind, reason: str, task: str, args: list, stamp: str | None = None) -> str:
     pid = problem_id(source, key, kind)
     driver.execute_query(
         RECORD,
@@ -92,6 +93,7 @@ def record(driver: Driver, database: str, source: str, key: str, kind: Kind, rea
         reason=reason[:2000],
         task=task,
         args=json.dumps(args),
+        stamp=stamp,
         database_=database,
     )
     return pid

@@ -143,6 +143,7 @@ class DocumentsSettings(Section):
     libraries: list[LibrarySettings]
     extensions: list[str]
     max_file_bytes: int = Field(gt=0)
+    parse_seconds: float = Field(gt=0)
     coalesce_ms: int = Field(ge=0)
     id_schemes: list[str]
     id_fields: list[str]

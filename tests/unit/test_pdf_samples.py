@@ -10,8 +10,8 @@ import pytest
 from pypdf import PdfReader
 
 from tests.corpora import PDF_SAMPLES
-from worker.documents.parsers.pdf.numbering import split_number
 from worker.documents.rules import DocumentRules
+from worker.documents.slugs import split_number
 from worker.documents.source import DocumentRecord, Skipped, build
 
 RULES = DocumentRules.defaults()

@@ -112,7 +112,7 @@ class BucketLibrary(Library):
             if blob is None:
                 raise FileNotFoundError(name)
             if (blob.size or 0) > max_bytes:
-                raise Skipped(f"larger than documents.max_file_bytes ({blob.size} > {max_bytes} bytes)")
+                raise Skipped(f"larger than documents.max_file_bytes ({blob.size} > {max_bytes} bytes)", object_stamp(blob))
             try:
                 return blob.download_as_bytes(if_generation_match=blob.generation), object_stamp(blob)
             except NotFound:

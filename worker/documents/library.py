@@ -20,7 +20,13 @@ _IGNORED = re.compile("|".join(fnmatch.translate(pattern) for pattern in IGNORED
 
 
 class Skipped(Exception):
-    """The file cannot be loaded as a document; the message says why."""
+    """The file cannot be loaded as a document; the message says why. `stamp` is the file's stamp
+    when the refusal holds until the file changes (not for an unreadable one: permissions change
+    without changing a stamp)."""
+
+    def __init__(self, reason: str, stamp: str | None = None) -> None:
+        super().__init__(reason)
+        self.stamp = stamp
 
 
 class Library(ABC):
@@ -120,7 +126,7 @@ class FolderLibrary(Library):
         try:
             found = path.stat()
             if found.st_size > max_bytes:
-                raise Skipped(f"larger than documents.max_file_bytes ({found.st_size} > {max_bytes} bytes)")
+                raise Skipped(f"larger than documents.max_file_bytes ({found.st_size} > {max_bytes} bytes)", stamp(found))
             return path.read_bytes(), stamp(found)
         except FileNotFoundError:
             raise

@@ -46,7 +46,8 @@ class LoadReport:
     read: int = 0  # files opened: the others were unchanged by their stamp alone
     parsed: int = 0  # files parsed: those read whose bytes had changed
     deleted: int = 0
-    skipped: int = 0
+    skipped: int = 0  # refused files: read and refused now, or refused before and unchanged since (not read)
+    warned: int = 0  # files loaded with warnings (`lakegraph errors` lists them)
     conflicts: int = 0
     linked: int = 0
     unresolved: int = 0
@@ -70,19 +71,35 @@ class Touched:
     stamp: str
 
 
-Parsed = PreparedDocument | Touched | tuple[str, str, str]  # the last: a skipped file and why
+@dataclass(frozen=True)
+class Refused:
+    """A file that cannot be loaded, and why; `refusal` (DocumentRules.refusal) when it is not to
+    be read again until it changes."""
+
+    library: str
+    relpath: str
+    reason: str
+    refusal: str | None
+
+
+Parsed = PreparedDocument | Touched | Refused
 
 
 def _parse(job: Job) -> Parsed:
-    """Read, parse and turn into graph rows: all the per-document CPU work, done in the pool."""
+    """Read, parse and turn into graph rows: all the per-document CPU work, done in the pool. No
+    exception leaves it: whatever goes wrong with one file is that file's refusal."""
     library, relpath, rules, known = job
     try:
         data, stamp = library.read_bytes(relpath, rules.max_bytes)
         if known is not None and known.file_hash == file_hash(data):
             return Touched(known.uri, relpath, stamp)
         return prepare(build(library.name, relpath, data, rules, stamp), rules.id_schemes, library.where(relpath))
-    except (Skipped, FileNotFoundError) as err:
-        return (library.name, relpath, str(err) or "vanished while loading")
+    except Skipped as err:
+        return Refused(library.name, relpath, str(err), rules.refusal(err.stamp) if err.stamp else None)
+    except FileNotFoundError:
+        return Refused(library.name, relpath, "vanished while loading", None)
+    except Exception as err:  # reading failed (a bucket's error, say): recorded, read again next time
+        return Refused(library.name, relpath, f"{type(err).__name__}: {err}", None)
 
 
 def _parsed(jobs: list[Job], workers: int) -> Iterator[Parsed]:
@@ -111,6 +128,8 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     report = LoadReport()
     sync.writer.ensure_libraries(set(sync.libraries))  # a load skipping every file still repairs them
     stored = sync.stored_documents()
+    refusals = sync.refusals()
+    rules = sync.rules
     present: set[tuple[str, str]] = set()
     seen_uris: dict[str, str] = {}
     jobs: list[Job] = []
@@ -122,13 +141,16 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
                 seen_uris[known.uri] = relpath
                 report.documents += 1
                 report.unchanged += 1
+            elif found is not None and refusals.get(problem_key(library.name, relpath)) == rules.refusal(found):
+                report.skipped += 1
             else:
-                jobs.append((library, relpath, sync.rules, known))
+                jobs.append((library, relpath, rules, known))
     stamp = time.monotonic()
 
     deferred: list[LinkRow] = []
     written: set[str] = set()
     touched: dict[str, str] = {}
+    refused_uris: list[str] = []  # stored documents whose file is refused now: removed, as a sync removes them
     batch: list[PreparedDocument] = []
 
     def flush() -> None:
@@ -153,10 +175,12 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
             report.documents += 1
             report.unchanged += 1
             touched[item.uri] = item.stamp
-        elif isinstance(item, tuple):
-            library, relpath, reason = item
+        elif isinstance(item, Refused):
             report.skipped += 1
-            problems.record(sync.driver, sync.database, SOURCE, f"{library}:{relpath}", "skipped", reason, SYNC_DOCUMENT, [library, relpath])
+            key = problem_key(item.library, item.relpath)
+            problems.record(sync.driver, sync.database, SOURCE, key, "skipped", item.reason, SYNC_DOCUMENT, [item.library, item.relpath], item.refusal)
+            if (item.library, item.relpath) in stored:
+                refused_uris.append(stored[(item.library, item.relpath)].uri)
         elif item.uri in seen_uris:
             report.conflicts += 1
             problems.record(
@@ -173,6 +197,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
             seen_uris[item.uri] = item.relpath
             report.documents += 1
             report.sections += len(item.sections)
+            report.warned += bool(item.problems)
             batch.append(item)
             if len(batch) >= WRITE_BATCH:
                 flush()
@@ -195,7 +220,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
 
     # Stored when the load began and absent from disk now; a document a watcher added meanwhile is
     # not in `stored`, so it is never mistaken for stale.
-    stale = [known.uri for key, known in sorted(stored.items()) if key not in present]
+    stale = [known.uri for key, known in sorted(stored.items()) if key not in present] + refused_uris
     if stale:
         report.deleted = len(sync.writer.delete(stale).deleted)
     report.seconds = time.monotonic() - began

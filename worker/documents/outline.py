@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from worker.documents.model import ParsedFile, RawLink
-from worker.documents.slugs import SlugCounter, heading_slug
+from worker.documents.slugs import SlugCounter, heading_slug, split_number
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class SectionNode:
     level: int
     position: int  # reading order within the document, from 0
     text: str  # the section's own text, without its subsections
-    anchors: tuple[str, ...]  # every anchor a link may use: the slug and explicit ids, lower-cased
+    anchors: tuple[str, ...]  # every anchor a link may use: the slug, explicit ids and the heading's number, lower-cased
     links: tuple[RawLink, ...]
     number: str = ""  # "2.1" for a numbered heading; not part of the title or the anchor
 
@@ -33,6 +33,7 @@ def sections(parsed: ParsedFile) -> list[SectionNode]:
         parent = stack[-1][1] if stack else None
         path = f"{parent}/{anchor}" if parent else anchor
         stack.append((block.level, path))
-        ids = tuple(dict.fromkeys([anchor, *(value.lower() for value in block.ids)]))
+        number = block.number or split_number(block.title)[0]  # `#2.1` finds "2.1 Coil identification" in any format
+        ids = tuple(dict.fromkeys([anchor, *(value.lower() for value in block.ids), *([number] if number else [])]))
         built.append(SectionNode(path, parent, anchor, block.title, block.level, position, block.text, ids, tuple(block.links), block.number))
     return built

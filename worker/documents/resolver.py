@@ -78,10 +78,12 @@ UNWIND $keys AS key
 MATCH (d:{Label.DOCUMENT} {{stem_key: key}})
 RETURN key, d.uri AS uri, d.anchors AS anchors
 """
+# A fragment names a section by one of its anchors (its heading's slug, an explicit id, its
+# number, a PDF page it starts) or by its heading path, as section URIs spell it (#cause/coil-failure).
 SECTIONS_BY_ANCHOR = f"""
 UNWIND $wanted AS wanted
 MATCH (s:{Label.SECTION} {{doc_uri: wanted[0]}})
-WHERE wanted[1] IN s.anchors
+WHERE wanted[1] IN s.anchors OR s.uri = wanted[0] + '#' + wanted[1]
 RETURN wanted[0] AS document, wanted[1] AS anchor, s.uri AS uri, s.sort_pos AS position
 """
 

@@ -14,6 +14,7 @@ from worker.settings import DEFAULTS_FILE, DocumentsSettings
 @dataclass(frozen=True)
 class DocumentRules:
     max_bytes: int
+    parse_seconds: float  # a file's parse stops past this (time_limit)
     id_schemes: tuple[str, ...]
     id_fields: tuple[str, ...]  # front-matter keys / meta tag names that declare a document's id
     id_patterns: tuple[str, ...]  # regexes over a PDF's opening lines; group 1 is the id
@@ -22,6 +23,7 @@ class DocumentRules:
     def of(cls, documents: DocumentsSettings) -> DocumentRules:
         return cls(
             max_bytes=documents.max_file_bytes,
+            parse_seconds=documents.parse_seconds,
             id_schemes=tuple(documents.id_schemes),
             id_fields=tuple(documents.id_fields),
             id_patterns=tuple(documents.id_patterns),
@@ -33,6 +35,11 @@ class DocumentRules:
         with DEFAULTS_FILE.open("rb") as handle:
             documents = tomllib.load(handle)["documents"]
         return cls.of(DocumentsSettings.model_validate(documents))
+
+    def refusal(self, stamp: str) -> str:
+        """What a refused file is remembered by: its stamp and the limits that refused it, so it
+        is read again when either changes."""
+        return f"{stamp} max_bytes={self.max_bytes} parse_seconds={self.parse_seconds:g}"
 
     @cached_property
     def patterns(self) -> tuple[re.Pattern[str], ...]:

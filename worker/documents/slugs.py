@@ -14,6 +14,7 @@ _MARKUP = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*`~]+|(?<!\w)_+|_+(?!\w)|<[^>]+>
 _NOT_SLUG = re.compile(r"[^\w\- ]+", re.UNICODE)
 _NAME_NOT_SLUG = re.compile(r"[^\w.\-]+", re.UNICODE)
 _DASHES = re.compile(r"-{2,}")
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+(\S.*)$")
 FALLBACK = "section"
 
 
@@ -25,6 +26,12 @@ def plain_heading(text: str) -> str:
 def heading_slug(text: str) -> str:
     slug = _NOT_SLUG.sub("", plain_heading(text).lower()).replace(" ", "-")
     return slug or FALLBACK
+
+
+def split_number(text: str) -> tuple[str, str]:
+    """("2.1", "Coil identification") for "2.1 Coil identification"; ("", text) when unnumbered."""
+    match = _NUMBERED.match(text.strip())
+    return (match.group(1), match.group(2).strip()) if match else ("", text.strip())
 
 
 class SlugCounter:

@@ -1,7 +1,7 @@
 """Reading one file into a document record: bytes checked, decoded, parsed, outlined, hashed.
 
 Bad input never raises past here except as `Skipped` (the file cannot be a document: too large,
-binary, unreadable, an unreadable PDF); lesser problems (bad UTF-8, malformed front matter) are
+binary, unreadable, an unreadable PDF, any parser failure, a parse past its time limit); lesser problems (bad UTF-8, malformed front matter) are
 kept on the record and the document still loads.
 """
 
@@ -17,6 +17,7 @@ from worker.documents.model import ParsedFile, RawLink
 from worker.documents.outline import SectionNode, sections
 from worker.documents.parsers import html, markdown, pdf
 from worker.documents.rules import DocumentRules
+from worker.documents.time_limit import ParseTimeout, time_limit
 
 BINARY_PROBE = 8192
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".pdf": "pdf"}
@@ -54,8 +55,23 @@ def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord
 
 def build(library: str, relpath: str, data: bytes, rules: DocumentRules, stamp: str | None = None) -> DocumentRecord:
     """Parse bytes as the document at `relpath` (pure: no file system, no graph); `stamp` is the
-    file's when the bytes were read, if they came from one."""
+    file's when the bytes were read, if they came from one. Whatever goes wrong on these bytes —
+    any parser's exception, a parse past documents.parse_seconds — is `Skipped` with the reason,
+    so one hostile file never stops the files around it."""
     fmt = FORMATS[PurePosixPath(relpath).suffix.lower()]
+    try:
+        with time_limit(rules.parse_seconds):
+            parsed, problems = _parse(fmt, data, rules)
+            return replace(_record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields), stamp=stamp)
+    except ParseTimeout:
+        raise Skipped(f"parsing took longer than documents.parse_seconds ({rules.parse_seconds:g} s)", stamp) from None
+    except Skipped as refused:
+        raise Skipped(str(refused), stamp) from None
+    except Exception as err:  # a parser's failure on these bytes, whatever its library's error class
+        raise Skipped(f"{fmt} parser failed: {type(err).__name__}: {err}", stamp) from None
+
+
+def _parse(fmt: str, data: bytes, rules: DocumentRules) -> tuple[ParsedFile, list[str]]:
     problems: list[str] = []
     if fmt == "pdf":
         try:
@@ -72,7 +88,7 @@ def build(library: str, relpath: str, data: bytes, rules: DocumentRules, stamp: 
             problems.append(f"not valid UTF-8 (byte {err.start}); decoded with replacement characters")
         parsed = markdown.parse(text) if fmt == "markdown" else html.parse(text)
     problems.extend(parsed.problems)
-    return replace(_record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields), stamp=stamp)
+    return parsed, problems
 
 
 def _declared_id(front_matter: dict[str, object], fields: tuple[str, ...]) -> str | None:

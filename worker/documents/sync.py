@@ -40,6 +40,11 @@ STORED_DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
 RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp]) AS rows
 """
+# Files refused with a stamp (Skipped.stamp): the load does not read them again while it holds.
+REFUSED = f"""
+MATCH (p:{Label.PROBLEM}) WHERE p.source = $source AND p.kind = 'skipped' AND p.stamp IS NOT NULL
+RETURN collect([p.key, p.stamp]) AS rows
+"""
 FOLDER_EXISTS = f"MATCH (f:{Label.FOLDER} {{uri: $uri}}) RETURN count(f) > 0 AS found"
 ANY_DOCUMENT = f"MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries RETURN d.library AS library, d.relpath AS relpath LIMIT 1"
 REHEARSAL_HASH = "rehearsal"  # no file hashes to it, so the rehearsed document counts as changed
@@ -96,7 +101,7 @@ class DocumentSync:
         except FileNotFoundError:
             return self._remove(library, relpath)
         except Skipped as skipped:
-            self._record(key, "skipped", str(skipped), library.name, relpath)
+            self._record(key, "skipped", str(skipped), library.name, relpath, rules.refusal(skipped.stamp) if skipped.stamp else None)
             self._remove(library, relpath, keep_problems=True)
             return "skipped"
         stored = self.writer.stored_source(record.uri)
@@ -134,6 +139,11 @@ class DocumentSync:
             report.files += 1
             report.count(self.sync_path(library.name, relpath))
         return report
+
+    def refusals(self) -> dict[str, str]:
+        """problem key → what each refused file is remembered by (DocumentRules.refusal)."""
+        records = self.driver.execute_query(REFUSED, source=SOURCE, database_=self.database).records
+        return dict(records[0]["rows"])
 
     def stored_documents(self) -> dict[tuple[str, str], StoredDocument]:
         """(library, relpath) → what the graph knows of every stored document of the configured libraries."""
@@ -176,8 +186,8 @@ class DocumentSync:
                 [],
             )
 
-    def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str) -> None:
-        problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_DOCUMENT, [library, relpath])
+    def _record(self, key: str, kind: problems.Kind, reason: str, library: str, relpath: str, stamp: str | None = None) -> None:
+        problems.record(self.driver, self.database, SOURCE, key, kind, reason, SYNC_DOCUMENT, [library, relpath], stamp)
 
     def loop_reporter(self, library: Library) -> Callable[[Path], None]:
         def report(folder: Path) -> None:

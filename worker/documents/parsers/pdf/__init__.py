@@ -15,12 +15,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 
 from worker.documents.model import Block, ParsedFile, RawLink, new_parsed_file
-from worker.documents.parsers.pdf import bookmarks, furniture, link_annotations, metadata, numbering
+from worker.documents.parsers.pdf import bookmarks, furniture, library_log, link_annotations, metadata, numbering
 from worker.documents.parsers.pdf.destinations import READ_ERRORS, Destinations, Point
 from worker.documents.parsers.pdf.lines import Line, page_lines
+from worker.documents.slugs import split_number
 
 TITLE_MATCH_LINES = 3  # a bookmark's title is looked for this many lines from its destination
 ID_LINES = 60  # document ids are looked for in this many opening lines
@@ -39,25 +40,42 @@ class _Start:
 
 
 def parse(data: bytes, id_patterns: Sequence[re.Pattern[str]] = ()) -> ParsedFile:
+    with library_log.collected() as warnings:
+        parsed = _parse(data, id_patterns)
+    if warnings:
+        parsed.problems.append(f"pypdf warned {len(warnings)} time(s) while reading (first: {warnings[0]})")
+    return parsed
+
+
+def _parse(data: bytes, id_patterns: Sequence[re.Pattern[str]]) -> ParsedFile:
     reader = _open(data)
     parsed = new_parsed_file()
     destinations = Destinations(reader)
-    pages: list[list[Line]] = []
-    for index, page in enumerate(reader.pages):
-        try:
-            pages.append(page_lines(page, index))
-        except READ_ERRORS as err:
-            parsed.problems.append(f"page {index + 1}: text unreadable ({type(err).__name__}: {err})")
-            pages.append([])
-    lines = [line for page in furniture.strip(pages) for line in page]
+    pages = _pages(reader, parsed)
+    lines = [line for page in furniture.strip([page_text for _, page_text in pages]) for line in page]
     located = _Pages(lines)
     marks = bookmarks.read(reader, destinations)
     starts = _bookmark_starts(located, marks) if marks else _numbered_starts(lines)
     sections = _Sections(parsed, starts)
     _fill(parsed, lines, sections)
-    _links(parsed, reader, destinations, located, sections)
+    _links(parsed, [page for page, _ in pages], destinations, located, sections)
     _describe(parsed, reader, lines, starts, id_patterns)
     return parsed
+
+
+def _pages(reader: PdfReader, parsed: ParsedFile) -> list[tuple[PageObject | None, list[Line]]]:
+    """Each page with its text lines; a page whose text cannot be read (a stream needing a codec
+    not installed, a broken content stream) is recorded and left empty, the others still load."""
+    pages: list[tuple[PageObject | None, list[Line]]] = []
+    for index in range(len(reader.pages)):
+        page = None
+        try:
+            page = reader.pages[index]
+            pages.append((page, page_lines(page, index)))
+        except READ_ERRORS as err:
+            parsed.problems.append(f"page {index + 1}: text unreadable ({type(err).__name__}: {err})")
+            pages.append((page, []))
+    return pages
 
 
 def _open(data: bytes) -> PdfReader:
@@ -68,7 +86,7 @@ def _open(data: bytes) -> PdfReader:
         len(reader.pages)
     except PdfError:
         raise
-    except (*READ_ERRORS, NotImplementedError) as err:
+    except READ_ERRORS as err:
         raise PdfError(f"unreadable PDF: {err}") from None
     return reader
 
@@ -109,7 +127,7 @@ def _heading_lines(lines: list[Line], first: int, page: int, title: str) -> list
         for index in range(start, min(start + TITLE_MATCH_LINES, len(lines))):
             if lines[index].page != page:
                 break
-            text = lines[index].text if index > start else numbering.split_number(lines[index].text)[1]
+            text = lines[index].text if index > start else split_number(lines[index].text)[1]
             spelled = _words(f"{spelled} {text}")
             if spelled == wanted:
                 return list(range(start, index + 1))
@@ -162,11 +180,11 @@ def _fill(parsed: ParsedFile, lines: list[Line], sections: _Sections) -> None:
             block.ids.append(f"page={line.page + 1}")
 
 
-def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pages: _Pages, sections: _Sections) -> None:
+def _links(parsed: ParsedFile, pages: list[PageObject | None], destinations: Destinations, located: _Pages, sections: _Sections) -> None:
     found: list[link_annotations.PageLink] = []
     first_on_page: set[int] = set()
-    for index, page in enumerate(reader.pages):
-        links = link_annotations.page_links(page, index, destinations)
+    for index, page in enumerate(pages):
+        links = link_annotations.page_links(page, index, destinations) if page is not None else []
         if links:
             first_on_page.add(len(found))
             found.extend(links)
@@ -174,9 +192,9 @@ def _links(parsed: ParsedFile, reader: PdfReader, destinations: Destinations, pa
         href = link.href
         if link.jump is not None:
             anchor = link.name or _jump_anchor(link.jump)
-            sections.at(pages.line_at(link.jump)).ids.append(anchor)
+            sections.at(located.line_at(link.jump)).ids.append(anchor)
             href = f"#{anchor}"
-        sections.at(pages.line_at(Point(link.page, link.top))).links.append(RawLink(href, "", "pdf"))
+        sections.at(located.line_at(Point(link.page, link.top))).links.append(RawLink(href, "", "pdf"))
 
 
 def _jump_anchor(point: Point) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pypdf import PdfReader
 
 from worker.documents.parsers.pdf.destinations import READ_ERRORS, Destinations, Point
-from worker.documents.parsers.pdf.numbering import split_number
+from worker.documents.slugs import split_number
 
 MAX_LEVEL = 6
 

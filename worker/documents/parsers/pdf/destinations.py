@@ -9,10 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypdf import PdfReader
-from pypdf.errors import PdfReadError
 from pypdf.generic import ArrayObject, Destination, IndirectObject
 
-READ_ERRORS = (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError)
+# Any error: on hostile files pypdf raises far more than PdfReadError (seen: DependencyError for a
+# JBIG2 or Brotli stream, DeprecationError for an /A85 filter name, LimitReachedError,
+# NotImplementedError, AssertionError, zlib and struct errors), and every read of a part of a PDF
+# (a page's text, its links, the outline, the metadata) degrades alone. A parse past its time
+# limit is not an Exception (time_limit.ParseTimeout), so it still stops the parse.
+READ_ERRORS: tuple[type[Exception], ...] = (Exception,)
 _TOP_AT = {"/XYZ": 3, "/FitH": 2, "/FitBH": 2, "/FitR": 5}  # where an array destination keeps its top
 
 

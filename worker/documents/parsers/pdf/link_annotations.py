@@ -63,7 +63,7 @@ def page_links(page: PageObject, index: int, destinations: Destinations) -> list
     found = []
     try:
         annotations = page.get("/Annots") or []
-        annotations = annotations.get_object() if hasattr(annotations, "get_object") else annotations
+        annotations = list(annotations.get_object() if hasattr(annotations, "get_object") else annotations)
     except READ_ERRORS:
         return []
     for reference in annotations:

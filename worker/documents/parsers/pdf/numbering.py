@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from worker.documents.parsers.pdf.lines import Line
+from worker.documents.slugs import split_number
 
-_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,5})\.?\s+(\S.*)$")
 _TOC_ENTRY = re.compile(r"(?:\s|\.{2,}|…)\s*(?:\d{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
 MAX_TITLE_CHARS = 100
 MAX_TITLE_WORDS = 14
@@ -38,12 +38,6 @@ class Numbered:
         return len(self.number)
 
 
-def split_number(text: str) -> tuple[str, str]:
-    """("2.1", "Coil identification") for "2.1 Coil identification"; ("", text) when unnumbered."""
-    match = _NUMBERED.match(text.strip())
-    return (match.group(1), match.group(2).strip()) if match else ("", text.strip())
-
-
 def toc_entry(text: str) -> bool:
     """A numbered line ending in a page number, as tables of contents print them."""
     found = _candidate(text)
@@ -51,16 +45,15 @@ def toc_entry(text: str) -> bool:
 
 
 def _candidate(text: str) -> Numbered | None:
-    match = _NUMBERED.match(text)
-    if not match:
+    number, title = split_number(text)
+    if not number:
         return None
-    title = match.group(2).strip()
     first = title[0]
     if not first.isalpha() or (first.lower() != first.upper() and not first.isupper()):
         return None
     if title.endswith((".", ",", ";", ":")) or len(title) > MAX_TITLE_CHARS or len(title.split()) > MAX_TITLE_WORDS:
         return None
-    return Numbered(tuple(int(part) for part in match.group(1).split(".")), title)
+    return Numbered(tuple(int(part) for part in number.split(".")), title)
 
 
 def _follows(previous: tuple[int, ...] | None, number: tuple[int, ...]) -> bool:

@@ -1,0 +1,94 @@
+"""A per-file time limit on parsing: past it, the parse stops with `ParseTimeout` wherever it is.
+
+The parsers are pure Python, so one watchdog thread per process stops an overdue parse by
+raising `ParseTimeout` in the parsing thread (CPython's PyThreadState_SetAsyncExc). Unlike
+SIGALRM, that reaches any thread — a Celery task, a load's pool worker, a test's thread — and
+several parses at once. A parse inside one long C call (a regular expression, zlib) stops as
+soon as that call returns.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import heapq
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+_NOTHING = ctypes.py_object()  # NULL: clears a thread's pending asynchronous exception
+
+
+class ParseTimeout(BaseException):
+    """A parse ran past its time limit. A BaseException, like KeyboardInterrupt, so that no
+    `except Exception` inside a parsing library swallows it."""
+
+
+class _Watchdog:
+    """Deadlines of the parses running in this process; fires each one that passes."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.armed: dict[int, int] = {}  # token -> thread ident, while its parse runs
+        self.deadlines: list[tuple[float, int]] = []  # (monotonic deadline, token), a heap
+        self.tokens = itertools.count()
+        threading.Thread(target=self._run, name="lakegraph-parse-limit", daemon=True).start()
+
+    def arm(self, seconds: float) -> int:
+        with self.lock:
+            token = next(self.tokens)
+            self.armed[token] = threading.get_ident()
+            heapq.heappush(self.deadlines, (time.monotonic() + seconds, token))
+            self.lock.notify()
+            return token
+
+    def disarm(self, token: int) -> bool:
+        """Whether the deadline had fired: the parse it guarded was stopped (or is being)."""
+        with self.lock:
+            return self.armed.pop(token, None) is None
+
+    def _run(self) -> None:
+        with self.lock:
+            while True:
+                while self.deadlines and self.deadlines[0][1] not in self.armed:
+                    heapq.heappop(self.deadlines)  # finished in time
+                if not self.deadlines:
+                    self.lock.wait()
+                    continue
+                deadline, token = self.deadlines[0]
+                wait = deadline - time.monotonic()
+                if wait > 0:
+                    self.lock.wait(wait)
+                    continue
+                heapq.heappop(self.deadlines)
+                _set_async_exc(self.armed.pop(token), ParseTimeout)
+
+
+_watchdog: tuple[int, _Watchdog] | None = None  # (pid, watchdog): a forked child starts its own
+_starting = threading.Lock()
+
+
+def _current() -> _Watchdog:
+    global _watchdog
+    with _starting:
+        if _watchdog is None or _watchdog[0] != os.getpid():
+            _watchdog = (os.getpid(), _Watchdog())
+        return _watchdog[1]
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ParseTimeout in this thread if the block runs longer than `seconds`."""
+    watchdog = _current()
+    token = watchdog.arm(seconds)
+    try:
+        yield
+    finally:
+        if watchdog.disarm(token):
+            # Fired just as the block ended: drop the exception if it is still pending, so it
+            # cannot surface after the block.
+            _set_async_exc(threading.get_ident(), _NOTHING)
