@@ -2,8 +2,8 @@
 
 The PDFs follow the conventions of a real rendered library: a title in large type under a
 running header (the publisher's name), a metadata block (`Document: TSB-20-501`), numbered
-headings (`2.1 Coil identification`) with no bookmarks, `doc://ID#anchor` and relative link
-annotations that wrap across lines, and a running footer with page numbers; `/Title` is
+headings (`2.1 Coil identification`) with no bookmarks, `doc://ID#anchor`, `doc://ID#heading/path`
+(the section's path, as its URI spells it) and relative link annotations that wrap across lines, and a running footer with page numbers; `/Title` is
 reportlab's "untitled". The bookmarked variant adds an outline and a meaningful `/Title`.
 Bulletins declare their ids in the text; manuals have none and are found by file name
 (`doc://man-falcon-engine` ↔ `MAN-FALCON-ENGINE.pdf`).
@@ -64,6 +64,12 @@ class Document:
     doc_id: str  # declared in the text; "" for documents found by file name
     sections: list[Section] = field(default_factory=list)
 
+    def path(self, section: Section) -> str:
+        """The section's heading path: its ancestors' anchors and its own (`procedure/torque-values`)."""
+        numbers = section.number.split(".")
+        by_number = {candidate.number: candidate for candidate in self.sections}
+        return "/".join(by_number[".".join(numbers[: depth + 1])].anchor for depth in range(len(numbers)))
+
 
 def _name(system: str, topic: str) -> str:
     return f"{system.capitalize()} {topic}"
@@ -95,7 +101,8 @@ def build(documents: int = 12, seed: int = 7) -> list[Document]:
 def _paragraphs(doc: Document, section: Section, docs: list[Document], rng: random.Random) -> list[list[str | Link]]:
     other = rng.choice([candidate for candidate in docs if candidate is not doc])
     target = rng.choice(other.sections)
-    by_id = f"doc:{other.doc_id or Path(other.relpath).name.lower()}#{target.anchor}"
+    other_id = other.doc_id or Path(other.relpath).name.lower()
+    by_id = f"doc:{other_id}#{target.anchor}"
     paragraphs: list[list[str | Link]] = [[FILLER]]
     if section.number == "1":
         paragraphs.append(
@@ -114,7 +121,8 @@ def _paragraphs(doc: Document, section: Section, docs: list[Document], rng: rand
         paragraphs.append(["Parts information: ", Link("url:https://parts.acme.example/catalog", "the parts catalog"), "."])
         paragraphs += [[FILLER], [FILLER]]
     else:
-        paragraphs.append(["Before starting, read ", Link(by_id, f"{other.title}"), " and keep it at hand."])
+        by_path = f"doc:{other_id}#{other.path(target)}"
+        paragraphs.append(["Before starting, read ", Link(by_path, f"{other.title}"), " and keep it at hand."])
     return paragraphs
 
 
