@@ -13,11 +13,11 @@ from neo4j import Driver
 from redis.exceptions import RedisError
 
 from shapes.spec import Params, ShapeSpec
+from worker import task_names
 from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
 from worker.runtime import redis_server
 from worker.settings import Settings
-from worker.tasks import names
 
 READ_SOURCES = f"""
 MATCH (s:{Label.SOURCE})
@@ -83,7 +83,7 @@ class FreshnessProbe:
                 task = json.loads(raw)["headers"]["task"]
             except (ValueError, KeyError, TypeError):
                 continue
-            counts[names.SOURCE_OF.get(task, "other")] += 1
+            counts[task_names.SOURCE_OF.get(task, "other")] += 1
         return dict(counts)
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from celery import Celery
 
+from worker import task_names as names
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings, load_settings
-from worker.tasks import names
 
 RESTORE_SWEEP = 5  # seconds
 # A sweep takes milliseconds; a worker killed while holding the sweep's lock must not stop every

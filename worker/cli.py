@@ -15,8 +15,9 @@ from rich.table import Table
 from shapes.commands import serve_command, shape_command
 from shapes.registry import SPECS
 from worker import doctor as doctor_module
-from worker.bridge import refresh_command as bridge_refresh
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
+from worker.commands import bridge_refresh, themes_refresh
+from worker.commands.extract_joins import extract_joins_command
 from worker.demo.command import demo_command
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.connection import connect
@@ -24,8 +25,6 @@ from worker.graph.setup import apply_schema
 from worker.problems import Problem
 from worker.runtime import neo4j_server
 from worker.settings import GCS_SCHEME, Settings
-from worker.themes import refresh_command as themes_refresh
-from worker.warehouse.extract_command import extract_joins_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

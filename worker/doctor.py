@@ -114,7 +114,7 @@ def _storage(settings: Settings) -> list[EngineStatus]:
     """Each bucket library (it exists, and how many objects lie below its prefix, counted to
     STORAGE_COUNT_CAP), and the subscription its notifications arrive on."""
     from worker.documents.bucket import BucketLibrary
-    from worker.documents.library import libraries
+    from worker.documents.libraries import libraries
 
     buckets = [library for library in libraries(settings) if isinstance(library, BucketLibrary)]
     if not buckets:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from worker.celery_app import create_app
 from worker.documents.watcher import WATCHING, Job, Watchers
 from worker.settings import Settings, load_settings
-from worker.tasks.names import RECONCILE_DOCUMENTS, SYNC_GLOSSARY
+from worker.task_names import RECONCILE_DOCUMENTS, SYNC_GLOSSARY
 
 
 def run(settings: Settings, say: Callable[[str], None]) -> None:

@@ -15,9 +15,9 @@ from tests.helpers import clean_env, run_cli
 from worker import problems
 from worker.demo.pdf import make_pdf
 from worker.documents.loader import load, reconcile
+from worker.documents.prepare import prepare
 from worker.documents.source import read
 from worker.documents.sync import DocumentSync
-from worker.documents.writer import prepare
 from worker.graph import schema
 
 pytestmark = pytest.mark.timeout(180)

@@ -16,10 +16,10 @@ from neo4j import Driver
 
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService, runtime_settings
 from tests.helpers import clean_env
+from worker import task_names as names
 from worker.celery_app import create_app
 from worker.runtime import redis_server
 from worker.settings import Settings
-from worker.tasks import names
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -19,7 +19,7 @@ from tests.services.knowledge_catalog import Catalog, CatalogServer
 from worker import doctor, problems
 from worker.celery_app import beat_schedule
 from worker.graph import schema
-from worker.tasks.names import SYNC_CATALOG_GLOSSARY
+from worker.task_names import SYNC_CATALOG_GLOSSARY
 from worker.warehouse.sync import WarehouseSync
 
 pytestmark = pytest.mark.timeout(180)

@@ -14,9 +14,9 @@ from tests.conftest import Neo4jService
 from tests.graph_dump import differences_from_files, dump
 from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
 from worker.documents.loader import load, reconcile
+from worker.documents.prepare import prepare
 from worker.documents.source import read
 from worker.documents.sync import REHEARSAL_HASH
-from worker.documents.writer import prepare
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -17,11 +17,11 @@ from tests.graph_dump import dump
 from tests.integration.test_audit_pipeline import FIXTURES
 from tests.integration.test_live_documents import Live, live_stack
 from worker import problems
+from worker import task_names as names
 from worker.celery_app import create_app
 from worker.graph.schema import Label
 from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
-from worker.tasks import names
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.reliability]
 QUERIES = f"MATCH (q:{Label.QUERY}) RETURN count(q) AS n"

@@ -28,11 +28,11 @@ from tests.integration.test_live_documents import (
 from tests.integration.test_neo4j_runtime import runtime_env
 from tests.integration.test_up import start_up
 from worker import problems
+from worker import task_names as names
 from worker.celery_app import create_app
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import free_port, wait_until
 from worker.settings import load_settings
-from worker.tasks import names
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.reliability]
 STILL = 15.0  # seconds without a new document after which a stream counts as applied (retries back off up to 60 s)

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from shapes.errors import ShapeError
 from shapes.sql import check_query
 from worker.documents.links import target
+from worker.documents.prepare import prepare
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, build
-from worker.documents.writer import prepare
 from worker.warehouse.audit_log import (
     AuditLogError,
     Ignored,

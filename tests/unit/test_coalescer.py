@@ -7,8 +7,8 @@ from pathlib import Path
 
 from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent
 
+from worker import task_names as names
 from worker.documents.watcher import Coalescer, GlossaryHandler, Job, LibraryHandler
-from worker.tasks import names
 
 
 class Clock:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from worker.tasks import names
+from worker import task_names as names
 
 # (sqlglot is allowed: the settings check the SQL dialect by name against it)
 HEAVY = ("neo4j", "numpy", "pandas", "pyarrow", "duckdb", "google.cloud", "grpc", "pypdf", "igraph", "leidenalg", "shapes")

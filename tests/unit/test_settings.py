@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import assert_one_line_error, clean_env, run_cli
+from worker import task_names as names
 from worker.errors import LakegraphError
 from worker.settings import DEFAULTS_FILE, load_settings, mask_url
-from worker.tasks import names
 
 
 def test_defaults_come_from_the_documented_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,12 +21,12 @@ from worker.bridge.columns import IdentifierColumn, identifier_columns
 from worker.bridge.matcher import ValueMatcher
 from worker.bridge.mentions import NODE_TEXT, WRITE_BATCH, mention_rows, write_mentions
 from worker.bridge.scan import ColumnValues, ValueScanner
-from worker.documents.writer import LIBRARY_NAMES, LOCK_LIBRARIES
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.freshness import stamp
+from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label, Rel
 from worker.settings import Settings
-from worker.tasks.names import REFRESH_BRIDGE
+from worker.task_names import REFRESH_BRIDGE
 
 SOURCE = "values"
 # One record holding every pair: 100,000 records would cost a second in the driver alone.
@@ -194,7 +194,7 @@ class BridgeRefresh:
 
     @staticmethod
     def _mentions_in_library(tx: ManagedTransaction, library: str, pending: list[str], matcher: ValueMatcher) -> int:
-        tx.run(LOCK_LIBRARIES, names=[library]).consume()
+        lock_libraries(tx, [library])
         prefix = f"{library}/"
         tx.run(DROP_LIBRARY_MENTIONS, prefix=prefix).consume()
         if len(pending) <= FULLTEXT_AT_MOST:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from worker.documents.bucket import BucketLibrary
 from worker.documents.library import Library
 from worker.pubsub_stream import Message, Poison, RecordPoison, TaskSubscriber
-from worker.tasks.names import SYNC_DOCUMENT
+from worker.task_names import SYNC_DOCUMENT
 
 EVENTS = ("OBJECT_FINALIZE", "OBJECT_DELETE", "OBJECT_ARCHIVE", "OBJECT_METADATA_UPDATE")
 

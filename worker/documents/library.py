@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from worker.paths import within
-from worker.settings import GCS_SCHEME, Settings
 
 # Editor temp, swap and backup files, partial downloads: never documents.
 IGNORED_NAMES = ("*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "~$*", "*.tmp", "*.part", "*.crdownload", "4913")
@@ -159,17 +158,3 @@ def stamp(found: os.stat_result) -> str:
     """Size and modification time: while both are unchanged a file is taken as unchanged without
     reading it (as make, rsync and git do); a different stamp still reads it and compares hashes."""
     return f"{found.st_size}:{found.st_mtime_ns}"
-
-
-def libraries(settings: Settings) -> list[Library]:
-    conf = settings.documents
-    extensions = tuple(conf.extensions)
-    found: list[Library] = []
-    for entry in conf.libraries:
-        if entry.root.startswith(GCS_SCHEME):
-            from worker.documents.bucket import BucketLibrary  # the storage client, only where a bucket is configured
-
-            found.append(BucketLibrary.at(settings, entry.name, entry.root, extensions))
-        else:
-            found.append(FolderLibrary(entry.name, Path(os.path.abspath(os.path.expanduser(entry.root))), extensions))
-    return found

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from worker import problems
 from worker.documents.library import Library
+from worker.documents.prepare import PreparedDocument, prepare
 from worker.documents.resolver import LinkRow
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, build, file_hash
@@ -27,8 +28,7 @@ from worker.documents.sync import (
     StoredDocument,
     problem_key,
 )
-from worker.documents.writer import PreparedDocument, prepare
-from worker.tasks.names import SYNC_DOCUMENT
+from worker.task_names import SYNC_DOCUMENT
 
 WRITE_BATCH = 200
 RESOLVE_BATCH = 5000

@@ -15,18 +15,15 @@ from neo4j import Driver
 
 from worker import problems
 from worker.documents import uris
-from worker.documents.library import Library, libraries
+from worker.documents.libraries import libraries
+from worker.documents.library import Library
+from worker.documents.prepare import PreparedDocument, prepare
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, read
-from worker.documents.writer import (
-    DocumentWriter,
-    PreparedDocument,
-    WriteReport,
-    prepare,
-)
+from worker.documents.writer import DocumentWriter, WriteReport
 from worker.graph.schema import Label
 from worker.settings import Settings
-from worker.tasks.names import RECONCILE_DOCUMENTS, SYNC_DOCUMENT
+from worker.task_names import RECONCILE_DOCUMENTS, SYNC_DOCUMENT
 
 SOURCE = "documents"
 ALL_KINDS: tuple[problems.Kind, ...] = ("skipped", "warning", "failed", "conflict")

@@ -21,9 +21,10 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from worker.documents.library import FolderLibrary, libraries
+from worker.documents.libraries import libraries
+from worker.documents.library import FolderLibrary
 from worker.settings import Settings
-from worker.tasks.names import INGEST_AUDIT_FILE, SYNC_DOCUMENT, SYNC_FOLDER, SYNC_GLOSSARY
+from worker.task_names import INGEST_AUDIT_FILE, SYNC_DOCUMENT, SYNC_FOLDER, SYNC_GLOSSARY
 from worker.warehouse.audit_folder import folder_files, is_audit_log
 
 log = logging.getLogger(__name__)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from worker import task_names
 from worker.celery_app import app
 from worker.documents.loader import reconcile
 from worker.documents.sync import SOURCE
-from worker.tasks import context, names
+from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.tasks.themes import themes_touched
 
@@ -19,7 +20,7 @@ class DocumentTask(LakegraphTask):
     problem_source = SOURCE
 
 
-@app.task(name=names.SYNC_DOCUMENT, base=DocumentTask)
+@app.task(name=task_names.SYNC_DOCUMENT, base=DocumentTask)
 def sync_document(library: str, relpath: str) -> str:
     """Make the graph match this file (or its absence) now."""
     outcome = context.documents().sync_path(library, relpath)
@@ -28,7 +29,7 @@ def sync_document(library: str, relpath: str) -> str:
     return outcome
 
 
-@app.task(name=names.SYNC_FOLDER, base=DocumentTask)
+@app.task(name=task_names.SYNC_FOLDER, base=DocumentTask)
 def sync_folder(library: str, relfolder: str) -> dict:
     """A folder appeared, vanished or moved: make its subtree match the disk."""
     report = context.documents().sync_folder(library, relfolder)
@@ -37,7 +38,7 @@ def sync_folder(library: str, relfolder: str) -> dict:
     return asdict(report)
 
 
-@app.task(name=names.RECONCILE_DOCUMENTS, base=DocumentTask)
+@app.task(name=task_names.RECONCILE_DOCUMENTS, base=DocumentTask)
 def reconcile_documents() -> dict:
     """Compare every file with the graph and repair drift (a missed event is repaired, not lost)."""
     report = reconcile(context.documents())

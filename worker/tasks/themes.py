@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from worker import task_names
 from worker.celery_app import app
-from worker.tasks import context, names
+from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 
 SOURCE = "themes"
@@ -22,7 +23,7 @@ def themes_touched() -> None:
         check_themes.apply_async(countdown=scheduler.quiet)
 
 
-@app.task(name=names.CHECK_THEMES, base=ThemesTask)
+@app.task(name=task_names.CHECK_THEMES, base=ThemesTask)
 def check_themes() -> dict:
     scheduler = context.theme_scheduler()
     decision = scheduler.decide()

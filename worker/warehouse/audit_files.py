@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from worker import problems
-from worker.tasks.names import INGEST_AUDIT_FILE
+from worker.task_names import INGEST_AUDIT_FILE
 from worker.warehouse.audit_log import (
     AuditLogError,
     Event,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 
-from worker.tasks.names import ABSORB_QUERIES, SYNC_TABLE
+from worker.task_names import ABSORB_QUERIES, SYNC_TABLE
 from worker.warehouse.audit_log import Event, Ignored, QueryEvent, TableEvent
 
 Send = Callable[[str, list], None]  # task name, args

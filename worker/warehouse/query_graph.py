@@ -28,6 +28,7 @@ from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from worker.graph.freshness import stamp
+from worker.graph.locks import lock_query_log
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint
@@ -68,9 +69,6 @@ SET q.pending = coalesce(q.pending, false) OR found < size(r.tables)
 RETURN q.id AS id, q.pending AS pending
 """
 UNCREDIT_RUNS = f"UNWIND $ids AS id MATCH (r:{Label.QUERY_RUN} {{id: id}}) SET r.credited = false"
-# Relearns take the query log's stamp node first: two never credit the same uncredited run, and
-# an absorb (which stamps it early in its transaction) and a relearn see each other's commits.
-LOCK_QUERY_LOG = f"MATCH (s:{Label.SOURCE} {{id: 'query-log'}}) SET s._lock = true REMOVE s._lock"
 ANY_PENDING = f"RETURN EXISTS {{ MATCH (:{Label.QUERY} {{pending: true}}) }} AS found"
 PENDING_QUERIES = f"MATCH (q:{Label.QUERY} {{pending: true}}) RETURN q.id AS id, q.sql AS sql ORDER BY id"
 # The pending queries every table of which the graph now holds: no longer pending.
@@ -242,7 +240,7 @@ class QueryGraph:
 
     def _relearn(self, tx: ManagedTransaction, schema: SchemaIndex, now: str) -> RelearnReport:
         report = RelearnReport()
-        tx.run(LOCK_QUERY_LOG).consume()
+        lock_query_log(tx)
         waiting = {row["id"]: row["sql"] for row in tx.run(PENDING_QUERIES)}
         report.pending = len(waiting)
         if not waiting:

@@ -13,7 +13,7 @@ from worker.bridge.refresh import BridgeRefresh
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
-from worker.tasks.names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
+from worker.task_names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.embeddings import EmbeddingRefresher
