@@ -22,14 +22,12 @@ from pydantic import Field, model_validator
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+from worker.graph.freshness import SourceName
+from worker.graph.freshness import version as freshness_version
 from worker.graph.schema import Label, Rel
 
-# Every answer reads only what the values, documents, warehouse and query-log sources write, and
-# each stamps its Source node in the transaction that writes: their stamps are the answers' version.
-VERSION = f"""
-MATCH (s:{Label.SOURCE}) WHERE s.id IN ['values', 'documents', 'warehouse', 'query-log']
-RETURN collect(s.id + '@' + toString(s.applied_at) + '#' + toString(s.changes)) AS stamps
-"""
+# Every answer reads only what these sources write: their stamps are the answers' version.
+SOURCES: tuple[SourceName, ...] = ("values", "documents", "warehouse", "query-log")
 KEPT_ANSWERS = 16
 BRIDGED = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
@@ -214,7 +212,7 @@ class BridgeShape:
         self.answers: Versioned[BridgeResult] = Versioned(KEPT_ANSWERS)
 
     def __call__(self, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
-        version = tuple(sorted(self.driver.execute_query(VERSION, database_=self.database).records[0]["stamps"]))
+        version = freshness_version(self.driver, self.database, *SOURCES)
         return self.answers.get(version, (value, uri, column), lambda: bridge(self.driver, self.database, value, uri, column))
 
 

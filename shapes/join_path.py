@@ -18,6 +18,7 @@ from pydantic import Field
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
 
 MAX_HOPS = 6
@@ -35,13 +36,6 @@ WHERE ta <> tb AND j.confidence >= $min_confidence
 RETURN 'learned' AS kind, ta.id AS left, tb.id AS right, null AS name, a.name AS left_column, b.name AS right_column,
        j.confidence AS confidence, j.executions AS executions, j.distinct_queries AS queries, j.distinct_users AS users,
        j.last_seen AS last_seen, 0 AS ordinal
-"""
-
-# The join graph changes only when the warehouse or the query log applies a change, and both stamp
-# their Source node in the same transaction: their stamps are the cached graph's version.
-GRAPH_VERSION = f"""
-MATCH (s:{Label.SOURCE}) WHERE s.id IN ['warehouse', 'query-log']
-RETURN s.id + '@' + toString(s.applied_at) + '#' + toString(s.changes) AS stamp ORDER BY stamp
 """
 
 
@@ -128,7 +122,7 @@ class JoinPathShape:
 
     def _edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """The join graph, rebuilt only when the warehouse or query log changed since the last call."""
-        stamps = tuple(row["stamp"] for row in self.driver.execute_query(GRAPH_VERSION, database_=self.database).records)
+        stamps = version(self.driver, self.database, "warehouse", "query-log")
         return self.graphs.get(stamps, min_confidence, lambda: self._read_edges(min_confidence))
 
     def _read_edges(self, min_confidence: float) -> dict[str, list[_Edge]]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from neo4j import Driver
 from pydantic import Field
 
-from shapes.join_path import GRAPH_VERSION
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+from worker.graph.freshness import version as freshness_version
 from worker.graph.schema import Label, Rel
 
 DECLARED = f"""
@@ -59,7 +59,7 @@ class JoinsShape:
         self.listings: Versioned[JoinListing] = Versioned(KEPT_LISTINGS)
 
     def __call__(self, table: str, min_confidence: float) -> JoinListing:
-        version = tuple(row["stamp"] for row in self.driver.execute_query(GRAPH_VERSION, database_=self.database).records)
+        version = freshness_version(self.driver, self.database, "warehouse", "query-log")
         return self.listings.get(version, (table, min_confidence), lambda: list_joins(self.driver, self.database, table, min_confidence))
 
 

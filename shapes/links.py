@@ -9,6 +9,7 @@ from pydantic import Field
 
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
 
 RESOLVED = f"""
@@ -22,12 +23,6 @@ MATCH (u:{Label.UNRESOLVED_LINK})
 WHERE u.source STARTS WITH $under
 RETURN u.source AS source, u.href AS href, u.reason AS reason
 ORDER BY source, u.ordinal
-"""
-# Links change only when the documents source applies a change, which stamps its Source node in
-# the same transaction: the stamp is the cached listings' version.
-DOCUMENTS_VERSION = f"""
-MATCH (s:{Label.SOURCE} {{id: 'documents'}})
-RETURN toString(s.applied_at) + '#' + toString(s.changes) AS stamp
 """
 KEPT_LISTINGS = 8
 COUNTS = f"""
@@ -61,9 +56,9 @@ class LinksShape:
         self.listings: Versioned[LinkListing] = Versioned(KEPT_LISTINGS)
 
     def __call__(self, broken: bool, under: str) -> LinkListing:
-        found = self.driver.execute_query(DOCUMENTS_VERSION, database_=self.database).records
-        version = found[0]["stamp"] if found else ""
-        return self.listings.get(version, (broken, under), lambda: list_links(self.driver, self.database, broken, under))
+        """Links change only when the documents source applies a change: its stamp keys the listings."""
+        stamps = version(self.driver, self.database, "documents")
+        return self.listings.get(stamps, (broken, under), lambda: list_links(self.driver, self.database, broken, under))
 
 
 def render(listing: LinkListing) -> str:

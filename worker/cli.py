@@ -18,6 +18,7 @@ from worker import doctor as doctor_module
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.commands import bridge_refresh, themes_refresh
 from worker.commands.extract_joins import extract_joins_command
+from worker.components import Components
 from worker.demo.command import demo_command
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph.connection import connect
@@ -159,17 +160,14 @@ def load() -> None:
 def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     """Load document libraries (ROOT: PATH or NAME=PATH; default: documents.libraries)."""
     from worker.documents.loader import load as load_documents
-    from worker.documents.sync import DocumentSync
 
     settings = with_roots(ctx.settings, roots)
     if not settings.documents.libraries:
         raise LakegraphError("no document library: pass ROOT arguments or set documents.libraries")
-    driver, where = connect(settings)
-    with driver:
-        apply_schema(settings, driver, where.database)
-        sync = DocumentSync(settings, driver, where.database)
+    with Components.open(settings) as components:
+        apply_schema(settings, components.driver, components.database)
         with progress_bars(disable=as_json) as progress:
-            report = load_documents(sync, progress)
+            report = load_documents(components.documents, progress)
     if as_json:
         emit_json({**report.__dict__, "sections_per_second": report.sections_per_second})
         return
@@ -214,13 +212,10 @@ def forget(ctx: Context, names: tuple[str, ...], as_json: bool) -> None:
 @pass_context
 def load_warehouse(ctx: Context, as_json: bool) -> None:
     """Load the warehouse's metadata, the glossary, and the audit-log files in warehouse.audit_log_dir."""
-    from worker.warehouse.load import load_warehouse as load_all
-
-    driver, where = connect(ctx.settings)
-    with driver:
-        apply_schema(ctx.settings, driver, where.database)
+    with Components.open(ctx.settings) as components:
+        apply_schema(ctx.settings, components.driver, components.database)
         with progress_bars(disable=as_json) as progress:
-            loaded = load_all(ctx.settings, driver, where.database, progress)
+            loaded, bridged = components.load_warehouse(progress)
     reports, terms, logs = loaded.schemas, loaded.glossary, loaded.query_logs
     if as_json:
         emit_json(
@@ -229,7 +224,7 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
                 "glossary": None if terms is None else terms.__dict__,
                 "relearned": None if loaded.relearned is None else loaded.relearned.__dict__,
                 "query_logs": logs,
-                "bridge": None if loaded.bridge is None else loaded.bridge.__dict__,
+                "bridge": bridged.__dict__,
             }
         )
         return
@@ -252,8 +247,7 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
         highlight=False,
         markup=False,
     )
-    if loaded.bridge is not None:
-        out.print(loaded.bridge.summary(), highlight=False, markup=False)
+    out.print(bridged.summary(), highlight=False, markup=False)
 
 
 def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:

@@ -115,13 +115,12 @@ class Stack:
 
     def warm_up(self) -> None:
         """Plan the edit path's queries now, not in the first edit after a (re)start."""
-        from worker.documents.sync import DocumentSync  # the documents code: only the warm-up needs it here
+        from worker.components import Components  # the documents code: only the warm-up needs it here
 
         began = time.monotonic()
-        driver, where = connect(self.settings)
         try:
-            with driver:
-                warmed = DocumentSync(self.settings, driver, where.database).warm_up()
+            with Components.open(self.settings) as components:
+                warmed = components.documents.warm_up()
         except Exception as err:  # a document gone, Neo4j busy: the first edit is merely slower
             self.say(f"warm-up skipped ({type(err).__name__}: {str(err)[:200]})")
             return

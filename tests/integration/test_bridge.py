@@ -18,7 +18,9 @@ from tests import lakehouse
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService
 from tests.graph_dump import wipe
 from worker.bridge.refresh import BridgeRefresh
+from worker.components import Components
 from worker.documents.sync import DocumentSync
+from worker.graph.connection import target
 from worker.graph.setup import apply_schema
 from worker.problems import listing
 from worker.warehouse.sync import WarehouseSync
@@ -134,7 +136,7 @@ def test_warehouse_changes_are_bridged_at_the_next_refresh(house: lakehouse.Lake
 def test_a_table_event_refreshes_that_tables_values(house: lakehouse.Lakehouse, driver: Driver) -> None:
     with duckdb.connect(str(house.warehouse)) as con:
         con.execute("INSERT INTO service.work_orders VALUES (7, 'VIN1', 'P0420', DATE '2024-05-01', false)")
-    WarehouseSync(house.settings, driver, "neo4j").sync_table("service", "work_orders")  # what an audit-log table event runs
+    Components(house.settings, driver, target(house.settings)).warehouse.sync_table("service", "work_orders")  # what an audit-log table event runs
     assert [(row["column"], row["rows"]) for row in bridge(house, driver, value="P0420")["columns"]] == [("warehouse.service.work_orders.fault_code", 1)]
 
 

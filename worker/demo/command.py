@@ -28,20 +28,16 @@ COMMANDS_TO_TRY = (
 
 def load_everything(settings: Settings) -> dict:
     """The one-shot loads `load docs` and `load warehouse` do, then a themes run."""
+    from worker.components import Components
     from worker.documents.loader import load
-    from worker.documents.sync import DocumentSync
-    from worker.graph.connection import connect
-    from worker.themes.runner import ThemeRunner
     from worker.themes.schedule import exclusive_run
-    from worker.warehouse.load import load_warehouse
 
-    driver, where = connect(settings)
-    with driver, progress_bars() as progress:
-        documents = load(DocumentSync(settings, driver, where.database), progress)
-        load_warehouse(settings, driver, where.database, progress)
+    with Components.open(settings) as components, progress_bars() as progress:
+        documents = load(components.documents, progress)
+        components.load_warehouse(progress)
         progress("themes", 0, 1)
         with exclusive_run(settings):
-            themes = ThemeRunner(settings, driver, where.database).run(force=True).themes
+            themes = components.themes.run(force=True).themes
         progress("themes", 1, 1)
     return {"documents": documents.documents, "themes": themes}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from neo4j import ManagedTransaction
+from neo4j import Driver, ManagedTransaction
 
 from worker.graph.schema import Label
 
@@ -27,3 +27,23 @@ SET s.applied_at = now, s.changes = coalesce(s.changes, 0) + 1,
 def stamp(tx: ManagedTransaction, source: SourceName, event_at: str | None = None) -> None:
     """Call inside the transaction that applied the change, so the stamp commits with it."""
     tx.run(STAMP, source=source, event_at=event_at).consume()
+
+
+# What a cache keyed on sources reads: each source's stamp, in the order asked ("" before its first
+# change). It moves with every change a source applies, since each stamps in the same transaction.
+VERSION = f"""
+UNWIND $sources AS source
+OPTIONAL MATCH (s:{Label.SOURCE} {{id: source}})
+RETURN collect(source + '@' + coalesce(toString(s.applied_at) + '#' + toString(s.changes), '')) AS stamps
+"""
+
+
+def version(driver: Driver, database: str, *sources: SourceName) -> tuple[str, ...]:
+    """The sources' stamps: equal while none of them applied a change, so an answer read only from
+    them can be kept until it moves."""
+    return tuple(driver.execute_query(VERSION, sources=list(sources), database_=database).records[0]["stamps"])
+
+
+def version_in(tx: ManagedTransaction, *sources: SourceName) -> tuple[str, ...]:
+    """`version`, read inside a transaction (what it sees is what it will write against)."""
+    return tuple(tx.run(VERSION, sources=list(sources)).single(strict=True)["stamps"])

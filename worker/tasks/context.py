@@ -1,4 +1,6 @@
-"""Per-worker-process resources: settings and one Neo4j driver, opened on first use."""
+"""Per-worker-process resources: settings and the composition root (worker/components.py), opened on
+first use. The components' modules are imported here, by the worker's parent process before it
+forks its pool, so that no pool process pays for them in its first task."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from google.api_core import exceptions as google_errors
 from neo4j import Driver
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
+from worker.bridge.refresh import BridgeRefresh
+from worker.components import Components
 from worker.documents.sync import DocumentSync
 from worker.errors import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
@@ -44,38 +48,39 @@ def settings() -> Settings:
 
 
 @cache
+def components() -> Components:
+    """This process's graph connection and the components on it, opened on first use."""
+    conf = settings()
+    driver, where = connect(conf)
+    return Components(conf, driver, where)
+
+
 def graph() -> tuple[Driver, GraphTarget]:
-    return connect(settings())
+    return components().driver, components().where
 
 
 def graph_database() -> tuple[Driver, str]:
-    driver, where = graph()
-    return driver, where.database
+    return components().driver, components().database
 
 
-@cache
 def documents() -> DocumentSync:
-    driver, where = graph()
-    return DocumentSync(settings(), driver, where.database)
+    return components().documents
 
 
-@cache
 def warehouse() -> WarehouseSync:
-    driver, where = graph()
-    return WarehouseSync(settings(), driver, where.database)
+    return components().warehouse
 
 
-@cache
+def bridge() -> BridgeRefresh:
+    return components().bridge
+
+
 def query_graph() -> QueryGraph:
-    """One per process: it keeps the resolved query shapes across tasks."""
-    driver, where = graph()
-    return QueryGraph(driver, where.database, settings().warehouse.sql_dialect)
+    return components().query_graph
 
 
-@cache
 def theme_runner() -> ThemeRunner:
-    driver, where = graph()
-    return ThemeRunner(settings(), driver, where.database)
+    return components().themes
 
 
 @cache
@@ -94,6 +99,6 @@ def theme_scheduler() -> ThemeScheduler:
 def _connect_early(**_: object) -> None:
     """Open the graph connection as each pool process starts, not inside the first task."""
     try:
-        graph()
+        components()
     except EngineUnavailable:
         pass  # the first task retries with backoff until Neo4j is back

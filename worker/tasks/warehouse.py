@@ -29,7 +29,7 @@ def sync_table(schema: str, table: str) -> dict:
 @app.task(name=task_names.REFRESH_BRIDGE, base=WarehouseTask)
 def refresh_bridge(schema: str | None = None, table: str | None = None) -> dict:
     """The values of identifier columns (every one, or one table's) and the mentions of new ones."""
-    return asdict(context.warehouse().bridge.refresh(schema, table))
+    return asdict(context.bridge().refresh(schema, table))
 
 
 @app.task(name=task_names.SYNC_WAREHOUSE, base=WarehouseTask)

@@ -1,15 +1,12 @@
-"""The one-shot warehouse load: every schema, the glossary, the audit-log files, then the bridged
-values — what `lakegraph load warehouse` and `lakegraph demo` both run."""
+"""The one-shot warehouse load's metadata part: every schema, the glossary, the audit-log files.
+Components.load_warehouse runs it, then the bridge — what `lakegraph load warehouse` and
+`lakegraph demo` both run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from neo4j import Driver
-
-from worker.bridge.refresh import BridgeReport
-from worker.settings import Settings
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
 from worker.warehouse.glossary import GlossaryReport
@@ -26,22 +23,17 @@ class WarehouseLoadReport:
     glossary: GlossaryReport | None = None
     relearned: RelearnReport | None = None  # queries absorbed before their tables, credited now
     query_logs: list[dict] = field(default_factory=list)
-    bridge: BridgeReport | None = None
 
 
-def load_warehouse(settings: Settings, driver: Driver, database: str, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
-    sync = WarehouseSync(settings, driver, database)
+def load_metadata(sync: WarehouseSync, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
     report = WarehouseLoadReport(sync.connector.database)
     report.schemas = sync.sync_schemas(lambda done, total: progress("warehouse", done, total + 1))
     report.relearned = sync.queries.relearn()
     report.glossary = sync.sync_glossary()
     progress("warehouse", 1, 1)
-    files = folder_files(settings.audit_log_path)
+    files = folder_files(sync.settings.audit_log_path)
     for index, path in enumerate(files):
         progress("query logs", index, len(files))
         report.query_logs.append(ingest(path, sync.queries, sync))
     progress("query logs", len(files), len(files))
-    progress("values", 0, 1)
-    report.bridge = sync.bridge.refresh()  # after the query logs: learned joins pick columns too
-    progress("values", 1, 1)
     return report

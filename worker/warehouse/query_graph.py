@@ -28,6 +28,7 @@ from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from worker.graph.freshness import stamp
+from worker.graph.freshness import version as freshness_version
 from worker.graph.locks import lock_query_log
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
@@ -35,8 +36,6 @@ from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, f
 from worker.warehouse.query_log import Execution, absorb
 
 DUPLICATE_RACE_ATTEMPTS = 3
-# The metadata's version: the schema is read again only once a metadata write has moved it.
-SCHEMA_VERSION = f"OPTIONAL MATCH (s:{Label.SOURCE} {{id: 'warehouse'}}) RETURN [s.changes, toString(s.applied_at)] AS version"
 SCHEMA_COLUMNS = f"""
 MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
@@ -147,7 +146,7 @@ class QueryGraph:
         """The graph's tables and columns as a sqlglot schema, read again only when the warehouse
         source's stamp has moved (one task per message must not re-read the whole catalogue each
         time); shapes resolved against an older schema are forgotten with it."""
-        version = self.driver.execute_query(SCHEMA_VERSION, database_=self.database).records[0]["version"]
+        version = freshness_version(self.driver, self.database, "warehouse")
         if self._schema is not None and self._schema[0] == version:
             return self._schema[1]
         mapping: dict = defaultdict(lambda: defaultdict(dict))

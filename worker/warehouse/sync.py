@@ -9,7 +9,6 @@ from pathlib import Path
 from neo4j import Driver
 
 from worker import problems
-from worker.bridge.refresh import BridgeRefresh
 from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.settings import Settings
@@ -24,24 +23,26 @@ SOURCE = "warehouse"
 
 
 class WarehouseSync:
-    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+    def __init__(self, settings: Settings, driver: Driver, database: str, after_table: Callable[[str, str], object] = lambda schema, table: None) -> None:
+        """`after_table(schema, table)` runs after each table event is applied: the composition root
+        (worker/components.py) refreshes that table's bridged values there."""
         self.settings = settings
         self.driver = driver
         self.database = database
+        self.after_table = after_table
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
-        self.bridge = BridgeRefresh(settings, driver, database)
         self.queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
     def sync_table(self, schema: str, table: str) -> MetadataReport:
         """One table re-read (created, altered or dropped: a dropped table's snapshot is empty),
-        then the bridged values of its identifier columns — whichever path brought the event."""
+        then what follows a table event (after_table) — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
         self.refresh_embeddings()
         self.queries.relearn()
-        self.bridge.refresh(schema, table)
+        self.after_table(schema, table)
         return report
 
     def sync_schema(self, schema: str) -> MetadataReport:
