@@ -25,10 +25,16 @@ MAX_TERM = 200
 CANDIDATES = 2000
 MAX_URIS = 25
 
+# Every term's candidates in one round trip (a term per row): full-text narrows, the caller's exact
+# token match decides.
 CANDIDATE_NODES = f"""
-CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node
-WHERE node.uri STARTS WITH $under
-RETURN node.uri AS uri, {NODE_TEXT.format(node="node")} AS text
+UNWIND $terms AS term
+CALL (term) {{
+  CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene, {{limit: $limit}}) YIELD node
+  WHERE node.uri STARTS WITH $under
+  RETURN collect([node.uri, {NODE_TEXT.format(node="node")}]) AS candidates
+}}
+RETURN term.term AS term, candidates
 """
 
 
@@ -58,16 +64,17 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None)
     if any(len(term) > MAX_TERM for term in cleaned):
         raise ShapeError(f"a term is longer than {MAX_TERM} characters")
     missing, found = [], []
+    rows = driver.execute_query(
+        CANDIDATE_NODES,
+        terms=[{"term": term, "lucene": f'"{escape(term)}"'} for term in cleaned],
+        limit=CANDIDATES,
+        under=under or "",
+        database_=database,
+    ).records
+    candidates = {row["term"]: row["candidates"] for row in rows}
     for term in cleaned:
         pattern = token_pattern(term)
-        rows = driver.execute_query(
-            CANDIDATE_NODES,
-            lucene=f'"{escape(term)}"',
-            limit=CANDIDATES,
-            under=under or "",
-            database_=database,
-        ).records
-        uris = sorted(row["uri"] for row in rows if pattern.search(row["text"]))
+        uris = sorted(uri for uri, text in candidates[term] if pattern.search(text))
         if uris:
             found.append(TermFound(term, len(uris), uris[:MAX_URIS]))
         else:

@@ -12,9 +12,18 @@ from shapes.versioned import Versioned
 from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
 
+# The link sources at or below $under, found through each label's uri index (a prefix seek), so a
+# subtree's listing costs its own links, not a scan of every link of the estate.
+SOURCES_UNDER = f"""
+CALL () {{
+  MATCH (s:{Label.DOCUMENT}) WHERE s.uri STARTS WITH $under RETURN s
+  UNION ALL
+  MATCH (s:{Label.SECTION}) WHERE s.uri STARTS WITH $under RETURN s
+}}
+"""
 RESOLVED = f"""
+{SOURCES_UNDER}
 MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
-WHERE s.uri STARTS WITH $under
 RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found
 ORDER BY source, l.ordinal
 """
@@ -26,7 +35,7 @@ ORDER BY source, u.ordinal
 """
 KEPT_LISTINGS = 8
 COUNTS = f"""
-CALL () {{ MATCH (s)-[l:{Rel.LINKS_TO}]->() WHERE s.uri STARTS WITH $under RETURN count(l) AS resolved }}
+CALL () {{ {SOURCES_UNDER} RETURN sum(COUNT {{ (s)-[:{Rel.LINKS_TO}]->() }}) AS resolved }}
 CALL () {{ MATCH (u:{Label.UNRESOLVED_LINK}) WHERE u.source STARTS WITH $under RETURN count(u) AS unresolved }}
 RETURN resolved, unresolved
 """

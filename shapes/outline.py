@@ -3,14 +3,16 @@
 Rows come in tree order — folders before documents (each by name), sections in reading order —
 with full URIs that can be fed back to `outline` or to `search --under`. After a node's children
 come its outbound links as `→` rows, which never expand their target. A node at the depth limit
-says how many children were cut.
+says how many children were cut. The tree is read a level at a time and never past MAX_NODES
+nodes: an outline of a large estate stops at the last level that fits and counts the rest, so
+its cost grows with what it shows, not with the estate.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from neo4j import Driver
 from pydantic import Field
@@ -21,6 +23,7 @@ from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
 MAX_DEPTH = 20
+MAX_NODES = 5_000  # an outline reads at most this many nodes (and one level's probe past them)
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
 HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
 KIND_WORDS_ORDER = list(HIDDEN_WORDS)
@@ -33,39 +36,47 @@ def _by_uri(node: str, uri: str) -> str:
     return f"CALL ({uri.lstrip('$')}) {{ {branches} }}" if not uri.startswith("$") else f"CALL () {{ {branches} }}"
 
 
-ROOTS = f"MATCH (n:{Label.LIBRARY}) RETURN n.uri AS uri ORDER BY uri"
-FIND = f"{_by_uri('n', '$uri')} RETURN n.uri AS uri"
-
-
-def _tree(depth: int) -> str:
-    """The subtree query; the depth is an int checked by the caller (Cypher cannot take it as a parameter)."""
-    return f"""
-{_by_uri("root", "$uri")}
-MATCH path = (root)-[:{Rel.HAS}*0..{depth}]->(n)
-RETURN n.uri AS uri, [label IN labels(n) WHERE label IN $labels][0] AS kind, n.name AS name,
-       n.displayName AS display, coalesce(n.sort_pos, 0) AS sort_pos, length(path) AS depth,
-       CASE WHEN length(path) = 0 THEN null ELSE nodes(path)[-2].uri END AS parent
+ROOTS = f"MATCH (n:{Label.LIBRARY}) RETURN elementId(n) AS id ORDER BY n.uri"
+FIND = f"{_by_uri('n', '$uri')} RETURN elementId(n) AS id"
+# The fields of a node's row; its kind is the first of its labels the outline knows.
+NODE_FIELDS = """elementId(n) AS id, n.uri AS uri, [label IN labels(n) WHERE label IN $labels][0] AS kind, n.name AS name,
+       n.displayName AS display, coalesce(n.sort_pos, 0) AS sort_pos"""
+ROOT_NODES = f"""
+UNWIND $ids AS id
+MATCH (n) WHERE elementId(n) = id
+RETURN null AS parent, {NODE_FIELDS}
 """
-
-
-CUT = f"""
-UNWIND $uris AS uri
-{_by_uri("n", "uri")}
-MATCH (n)-[:{Rel.HAS}]->(child)
-RETURN uri, count(child) AS cut
+# One level of the tree: the children of the level above, at most $limit of them (one more than
+# the outline may still hold tells it the level does not fit).
+CHILDREN = f"""
+UNWIND $ids AS id
+MATCH (p) WHERE elementId(p) = id
+MATCH (p)-[:{Rel.HAS}]->(n)
+RETURN p.uri AS parent, {NODE_FIELDS}
+LIMIT $limit
+"""
+# What lies directly below the last level shown, by kind: a document's or section's children are
+# sections (their count is the node's degree, read without expanding); a library's or folder's
+# are folders and documents.
+BELOW = f"""
+UNWIND $ids AS id
+MATCH (n) WHERE elementId(n) = id
+WITH n, COUNT {{ (n)-[:{Rel.HAS}]->() }} AS children
+WITH n, children, CASE WHEN n:{Label.LIBRARY} OR n:{Label.FOLDER} THEN COUNT {{ (n)-[:{Rel.HAS}]->(:{Label.FOLDER}) }} ELSE 0 END AS folders
+RETURN n.uri AS uri, children, folders, n:{Label.LIBRARY} OR n:{Label.FOLDER} AS container
 """
 LINKS = f"""
-UNWIND $uris AS uri
-{_by_uri("n", "uri")}
+UNWIND $ids AS id
+MATCH (n) WHERE elementId(n) = id
 MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
-RETURN uri, t.uri AS target, t.displayName AS display, l.anchor_found AS anchor_found, l.ordinal AS ordinal
+RETURN n.uri AS uri, t.uri AS target, t.displayName AS display, l.anchor_found AS anchor_found, l.ordinal AS ordinal
 ORDER BY uri, ordinal
 """
 UNRESOLVED = f"""
-UNWIND $uris AS uri
-{_by_uri("n", "uri")}
+UNWIND $ids AS id
+MATCH (n) WHERE elementId(n) = id
 MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)
-RETURN uri, u.href AS href, u.reason AS reason, u.ordinal AS ordinal
+RETURN n.uri AS uri, u.href AS href, u.reason AS reason, u.ordinal AS ordinal
 ORDER BY uri, ordinal
 """
 
@@ -86,40 +97,58 @@ class Outline:
     root: str | None
     depth: int
     rows: list[OutlineRow] = field(default_factory=list)
+    shown_depth: int | None = None  # set when the tree was cut above `depth`: the last level read, the rest counted
 
 
-def outline(driver: Driver, database: str, uri: str | None, depth: int) -> Outline:
+def outline(driver: Driver, database: str, uri: str | None, depth: int, max_nodes: int = MAX_NODES) -> Outline:
+    """The tree below `uri` (or every library) to `depth`, read a level at a time. A level that
+    would take the outline past `max_nodes` nodes is not read: the level above it is the last
+    shown, each of its nodes counting what lies below it, so the work is bounded by what is shown,
+    whatever the size of the estate."""
     if not 0 <= depth <= MAX_DEPTH:
         raise ShapeError(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
     labels = [str(label) for label in DOCUMENT_LABELS]
     if uri is None:
-        roots = [row["uri"] for row in driver.execute_query(ROOTS, database_=database).records]
+        ids = [row["id"] for row in driver.execute_query(ROOTS, database_=database).records]
     else:
-        if not driver.execute_query(FIND, uri=uri, database_=database).records:
+        ids = [row["id"] for row in driver.execute_query(FIND, uri=uri, database_=database).records]
+        if not ids:
             raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
-        roots = [uri]
-    rows: list[OutlineRow] = []
-    query = _tree(depth)
-    for root in roots:
-        nodes = [dict(row) for row in driver.execute_query(query, uri=root, labels=labels, database_=database).records]
-        rows.extend(_rows(driver, database, nodes, depth))
-    return Outline(uri, depth, rows)
+    levels = [[dict(row) for row in driver.execute_query(ROOT_NODES, ids=ids, labels=labels, database_=database).records]]
+    read = len(levels[0])
+    shown_depth: int | None = None
+    while len(levels) <= depth and levels[-1]:
+        room = max_nodes - read
+        below = [
+            dict(row)
+            for row in driver.execute_query(CHILDREN, ids=[node["id"] for node in levels[-1]], labels=labels, limit=room + 1, database_=database).records
+        ]
+        if len(below) > room:
+            shown_depth = len(levels) - 1
+            break
+        levels.append(below)
+        read += len(below)
+    for level, nodes in enumerate(levels):
+        for node in nodes:
+            node["depth"] = level
+    nodes = [node for level in levels for node in level]
+    boundary = [node["id"] for node in levels[-1]] if len(levels) > depth or shown_depth is not None else []
+    return Outline(uri, depth, _rows(driver, database, nodes, boundary, labels), shown_depth)
 
 
-def _rows(driver: Driver, database: str, nodes: list[dict], depth: int) -> list[OutlineRow]:
+def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str], labels: list[str]) -> list[OutlineRow]:
     children: dict[str | None, list[dict]] = {}
     for node in nodes:
         children.setdefault(node["parent"], []).append(node)
     for siblings in children.values():
         siblings.sort(key=lambda node: (KIND_ORDER[Label(node["kind"])], node["sort_pos"], node["name"] or ""))
-    uris = [node["uri"] for node in nodes]
-    boundary = [node["uri"] for node in nodes if node["depth"] == depth]
-    cut = {row["uri"]: row["cut"] for row in driver.execute_query(CUT, uris=boundary, database_=database).records}
+    ids = [node["id"] for node in nodes]
+    notes = {row["uri"]: _below(row) for row in driver.execute_query(BELOW, ids=boundary, database_=database).records} if boundary else {}
     links: dict[str, list[OutlineRow]] = {}
-    for row in driver.execute_query(LINKS, uris=uris, database_=database).records:
+    for row in driver.execute_query(LINKS, ids=ids, database_=database).records:
         note = "" if row["anchor_found"] else "anchor not found: the document"
         links.setdefault(row["uri"], []).append(OutlineRow(0, "Link", row["target"], row["display"] or row["target"], note))
-    for row in driver.execute_query(UNRESOLVED, uris=uris, database_=database).records:
+    for row in driver.execute_query(UNRESOLVED, ids=ids, database_=database).records:
         links.setdefault(row["uri"], []).append(OutlineRow(0, "Unresolved", row["href"], row["href"], row["reason"]))
 
     found: list[OutlineRow] = []
@@ -127,8 +156,7 @@ def _rows(driver: Driver, database: str, nodes: list[dict], depth: int) -> list[
     def visit(node: dict, level: int) -> None:
         kind = node["kind"]
         label = f"{node['name']}/" if kind in (Label.LIBRARY, Label.FOLDER) else (node["display"] or node["name"])
-        more = cut.get(node["uri"], 0)
-        found.append(OutlineRow(level, kind, node["uri"], label, f"+{more} below" if more else ""))
+        found.append(OutlineRow(level, kind, node["uri"], label, notes.get(node["uri"], "")))
         for child in children.get(node["uri"], []):
             visit(child, level + 1)
         for link in links.get(node["uri"], []):
@@ -137,6 +165,20 @@ def _rows(driver: Driver, database: str, nodes: list[dict], depth: int) -> list[
     for root in children.get(None, []):
         visit(root, 0)
     return found
+
+
+def _below(row: Any) -> str:
+    """ "+3 folders, 12 documents below" for a container, "+4 sections below" for the others."""
+    if not row["children"]:
+        return ""
+    if not row["container"]:
+        return f"+{_count(row['children'], 'section')} below"
+    parts = [_count(row["folders"], "folder"), _count(row["children"] - row["folders"], "document")]
+    return "+" + ", ".join(part for part in parts if not part.startswith("0 ")) + " below"
+
+
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def render(shape: Outline) -> str:
@@ -152,6 +194,11 @@ def render(shape: Outline) -> str:
         else:
             text = f"{indent}{row.label}  [{row.kind}]  {row.uri}"
         lines.append(text + (f"  ({row.note})" if row.note else ""))
+    if shape.shown_depth is not None:
+        lines.append(
+            f"(levels {shape.shown_depth + 1}–{shape.depth} not read: more than {MAX_NODES:,} nodes; each node of level "
+            f"{shape.shown_depth} counts what lies below it — drill into its URI)"
+        )
     return "\n".join(lines)
 
 

@@ -12,7 +12,8 @@ from neo4j.exceptions import ClientError
 from worker.errors import LakegraphError
 from worker.google_clients import bigquery_client
 from worker.graph.connection import connect
-from worker.runtime import redis_server
+from worker.runtime import memory, redis_server
+from worker.runtime.neo4j_server import Neo4jHome
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings
 from worker.warehouse.duckdb_read import open_read_only
@@ -22,6 +23,7 @@ STORAGE_COUNT_CAP = 10_000
 
 NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
 GDS_VERSION = "RETURN gds.version() AS version"
+PAGECACHE_SETTING = "SHOW SETTINGS YIELD name, value WHERE name = 'server.memory.pagecache.size' RETURN value"
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,13 @@ def _neo4j(settings: Settings) -> list[EngineStatus]:
     with driver:
         kernel = driver.execute_query(NEO4J_COMPONENTS, database_=where.database).records[0]
         origin = "local runtime" if where.local else "configured"
-        statuses = [EngineStatus("neo4j", "up", f"{kernel['version']} {kernel['edition']} at {where.uri} ({origin})")]
+        detail = f"{kernel['version']} {kernel['edition']} at {where.uri} ({origin})"
+        if where.local:  # its store is on this disk: compare it with the page cache it runs with
+            pagecache = driver.execute_query(PAGECACHE_SETTING, database_=where.database).records[0]["value"]
+            store = memory.store_bytes(Neo4jHome.of(settings).data_dir)
+            detail += f"; store {store / 2**20:,.0f} MB, page cache {pagecache}"
+            detail += f"; {warning}" if (warning := memory.outgrown(store, pagecache)) else ""
+        statuses = [EngineStatus("neo4j", "up", detail)]
         try:
             gds = driver.execute_query(GDS_VERSION, database_=where.database).records[0]["version"]
             statuses.append(EngineStatus("gds", "up", f"Graph Data Science {gds}"))

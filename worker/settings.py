@@ -52,7 +52,7 @@ class Neo4jSettings(Section):
     database: str
     bolt_port: int = Field(ge=0, le=65535)
     heap_size: str = Field(pattern=SIZE_PATTERN)
-    pagecache_size: str = Field(pattern=SIZE_PATTERN)
+    pagecache_size: str = Field(pattern=rf"{SIZE_PATTERN}|^auto$")
     start_timeout: float = Field(gt=0)
 
     @field_validator("uri")

@@ -35,7 +35,7 @@ from shapes.registry import SPECS
 from shapes.service import Shapes
 from tests.benchmarks.bridge import make_part_numbers, part_number, plant_part_numbers
 from tests.benchmarks.corpus import FOLDERS, WORDS, generate, relpath
-from tests.benchmarks.stats import percentile
+from tests.benchmarks.stats import percentile, timed
 from tests.helpers import LAKEGRAPH
 from worker.bridge.refresh import BridgeRefresh
 from worker.documents.loader import load
@@ -88,17 +88,6 @@ def make_warehouse(path: Path, tables: int, rng: random.Random) -> tuple[str, li
         sql = f"SELECT count(*) FROM {a[0]}.{a[1]} x JOIN {b[0]}.{b[1]} y ON x.ref_code = y.ref_code"
         queries.append((f"job-{job}", sql, f"user{job % 17}@example.com"))
     return "\n".join(glossary), queries
-
-
-def timed(call: Callable[[], object], count: int, warmup: int = 10) -> list[float]:
-    for _ in range(warmup):
-        call()
-    samples = []
-    for _ in range(count):
-        began = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - began) * 1000)
-    return samples
 
 
 def main() -> None:

@@ -43,8 +43,8 @@ def test_outline_rows_in_tree_order_with_links_and_cut_counts(library: Path, dri
     shape = outline(driver, "neo4j", "lib/manuals", depth=1)
     assert render(shape).splitlines() == [
         "manuals/  [Folder]  lib/manuals",
-        "  Brakes  [Document]  lib/manuals/brakes  (+1 below)",
-        "  Engine  [Document]  lib/manuals/engine  (+1 below)",
+        "  Brakes  [Document]  lib/manuals/brakes  (+1 section below)",
+        "  Engine  [Document]  lib/manuals/engine  (+1 section below)",
     ]
     deep = render(outline(driver, "neo4j", "lib/manuals/engine", depth=3)).splitlines()
     assert deep == [
@@ -62,6 +62,21 @@ def test_outline_rows_in_tree_order_with_links_and_cut_counts(library: Path, dri
         ("Folder", "lib/manuals"),
         ("Folder", "lib/recalls"),
     ]
+    assert top.rows[2].note == "+2 documents below"
+
+
+def test_an_outline_reads_no_level_past_its_node_cap_and_counts_what_lies_below(library: Path, driver: Driver) -> None:
+    whole = outline(driver, "neo4j", "lib", depth=20)
+    assert whole.shown_depth is None and max(row.depth for row in whole.rows) > 2
+    capped = outline(driver, "neo4j", "lib", depth=20, max_nodes=4)  # the library and its three folders
+    assert capped.shown_depth == 1
+    assert [(row.depth, row.uri, row.note) for row in capped.rows if row.kind in ("Library", "Folder")] == [
+        (0, "lib", ""),
+        (1, "lib/bulletins", "+1 document below"),
+        (1, "lib/manuals", "+2 documents below"),
+        (1, "lib/recalls", "+30 documents below"),
+    ]
+    assert "levels 2–20 not read" in render(capped).splitlines()[-1]
 
 
 def test_outline_refuses_unknown_uris_and_bad_depths(library: Path, driver: Driver) -> None:

@@ -133,6 +133,7 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _range(Label.DOCUMENT, "stem_key"),
     _range(Label.SECTION, "doc_uri"),
     _range(Label.UNRESOLVED_LINK, "key"),
+    _range(Label.UNRESOLVED_LINK, "source"),  # links --broken --under: a prefix seek
     _range(Label.QUERY_RUN, "query"),  # a query's runs, credited once its tables exist
     _range(Label.PROBLEM, "key"),
     _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), ("displayName", "name", "text")),

@@ -17,7 +17,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from worker.errors import LakegraphError
-from worker.runtime import maven
+from worker.runtime import maven, memory
 from worker.runtime.processes import (
     PidRecord,
     die_with_parent,
@@ -130,7 +130,8 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
     if port_in_use(port, HOST):
         raise LakegraphError(f"port {port} on {HOST} is in use; set neo4j.bolt_port to a free port, or 0")
     secret = password(home)
-    _prepare_home(home, jars, port, secret, settings.neo4j.pagecache_size)
+    pagecache = memory.pagecache_for(settings.neo4j.pagecache_size, memory.store_bytes(home.data_dir), memory.physical_memory())
+    _prepare_home(home, jars, port, secret, pagecache)
     heap = settings.neo4j.heap_size
     command = [
         str(jars.java),
