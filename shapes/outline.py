@@ -133,10 +133,10 @@ def outline(driver: Driver, database: str, uri: str | None, depth: int, max_node
             node["depth"] = level
     nodes = [node for level in levels for node in level]
     boundary = [node["id"] for node in levels[-1]] if len(levels) > depth or shown_depth is not None else []
-    return Outline(uri, depth, _rows(driver, database, nodes, boundary, labels), shown_depth)
+    return Outline(uri, depth, _rows(driver, database, nodes, boundary), shown_depth)
 
 
-def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str], labels: list[str]) -> list[OutlineRow]:
+def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str]) -> list[OutlineRow]:
     children: dict[str | None, list[dict]] = {}
     for node in nodes:
         children.setdefault(node["parent"], []).append(node)
@@ -219,10 +219,7 @@ def _summarised(rows: list[OutlineRow], level: int) -> list[OutlineRow]:
 
     def close() -> None:
         if hidden and kept:
-            counts = ", ".join(
-                f"{count} {HIDDEN_WORDS[kind]}{'' if count == 1 else 's'}"
-                for kind, count in sorted(hidden.items(), key=lambda item: KIND_WORDS_ORDER.index(item[0]))
-            )
+            counts = ", ".join(_count(count, HIDDEN_WORDS[kind]) for kind, count in sorted(hidden.items(), key=lambda item: KIND_WORDS_ORDER.index(item[0])))
             last = kept[-1]
             kept[-1] = replace(last, note=f"{last.note}; +{counts} below" if last.note else f"+{counts} below")
         hidden.clear()

@@ -3,8 +3,8 @@
 Every process that writes — a Celery worker, `load docs`, `load warehouse`, the demo, the
 supervisor's warm-up — gets its DocumentSync, WarehouseSync, BridgeRefresh, QueryGraph and
 ThemeRunner from here, built on first use, so what a component needs, and how components call
-each other (a table event refreshes the bridge), is written once. The components' modules are imported only when one is
-first asked for: a process that never runs themes never imports GDS.
+each other (a table event refreshes the bridge), is written once. The components' modules are
+imported only when one is first asked for: a process that never runs themes never imports GDS.
 """
 
 from __future__ import annotations
