@@ -56,3 +56,18 @@ def test_nested_and_finished_limits_do_not_fire_later() -> None:
     with pytest.raises(ParseTimeout), time_limit(5), time_limit(0.1):
         while True:
             pass
+
+
+def test_a_block_that_swallows_the_stop_is_still_stopped_when_it_ends() -> None:
+    """A library's bare `except:` (or a garbage-collector callback that happens to be running)
+    can swallow the exception; the block still ends in ParseTimeout, never in a late result."""
+    swallowed = 0
+    began = time.monotonic()
+    with pytest.raises(ParseTimeout), time_limit(0.1):
+        while time.monotonic() - began < 0.4:
+            try:
+                time.sleep(0.01)
+            except ParseTimeout:
+                swallowed += 1
+    assert swallowed == 1
+    assert time.monotonic() - began >= 0.4

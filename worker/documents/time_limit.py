@@ -4,7 +4,10 @@ The parsers are pure Python, so one watchdog thread per process stops an overdue
 raising `ParseTimeout` in the parsing thread (CPython's PyThreadState_SetAsyncExc). Unlike
 SIGALRM, that reaches any thread — a Celery task, a load's pool worker, a test's thread — and
 several parses at once. A parse inside one long C call (a regular expression, zlib) stops as
-soon as that call returns.
+soon as that call returns. Code can swallow the exception — a bare `except:` in a library, or a
+garbage-collector callback or `__del__` that happens to be running when it lands (Python reports
+and drops it there). A block whose deadline fired therefore raises `ParseTimeout` when it ends,
+so the outcome is the same either way.
 """
 
 from __future__ import annotations
@@ -88,7 +91,9 @@ def time_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        if watchdog.disarm(token):
-            # Fired just as the block ended: drop the exception if it is still pending, so it
-            # cannot surface after the block.
+        fired = watchdog.disarm(token)
+        if fired:
+            # Drop the exception if it is still pending, so it cannot surface after the block.
             _set_async_exc(threading.get_ident(), _NOTHING)
+    if fired:  # the block ended after its deadline, having swallowed the exception
+        raise ParseTimeout
