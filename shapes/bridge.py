@@ -15,8 +15,8 @@ is a read, never a scan of the text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field, model_validator
 
 from shapes.errors import ShapeError
@@ -25,6 +25,9 @@ from shapes.versioned import Versioned
 from worker.graph.freshness import SourceName
 from worker.graph.freshness import version as freshness_version
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 # Every answer reads only what these sources write: their stamps are the answers' version.
 SOURCES: tuple[SourceName, ...] = ("values", "documents", "warehouse", "query-log")

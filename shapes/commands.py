@@ -7,16 +7,16 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic.fields import FieldInfo
 
-from shapes.service import Shapes
 from shapes.spec import BOUND_WORDS, ShapeSpec, limits, value_kind
 from worker.cli_support import Context, emit_json, out, pass_context
 from worker.errors import LakegraphError
-from worker.graph.connection import connect
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 WATCH_INTERVAL = 2.0  # seconds between looks with --watch
 METAVARS = {int: "INTEGER", float: "NUMBER", dict: "JSON"}
@@ -90,6 +90,9 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
         extras = {option.name: values.pop(option.name) for option in (extra.options if extra else ()) if option.name}
         raw = {name: list(value) if isinstance(value, tuple) else value for name, value in values.items() if value not in (None, ())}
         spec.validate(raw)  # refused before any engine is needed
+        from shapes.service import Shapes
+        from worker.graph.connection import connect
+
         driver, where = connect(ctx.settings)
         with driver:
             if extra:
@@ -127,6 +130,8 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
 
     from shapes.mcp_server import LakegraphMCP
     from shapes.serve import http_app, listen, run_http, token_file
+    from shapes.service import Shapes
+    from worker.graph.connection import connect
 
     if not mcp_transport and not api:
         raise LakegraphError("say what to serve: --mcp stdio, --mcp http, --http, or --mcp http --http")

@@ -9,8 +9,8 @@ text decides, so the negative is proved, not guessed from similarity.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
@@ -19,6 +19,9 @@ from shapes.spec import Params, ShapeSpec
 from worker.bridge.mentions import NODE_TEXT
 from worker.documents.tokens import token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 MAX_TERMS = 500
 MAX_TERM = 200

@@ -7,17 +7,16 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import cast
-
-from neo4j import Driver
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING, cast
 
 from shapes.spec import Params, ShapeSpec
 from worker import task_names
-from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
-from worker.runtime import redis_server
-from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from worker.settings import Settings
 
 READ_SOURCES = f"""
 MATCH (s:{Label.SOURCE})
@@ -72,6 +71,11 @@ class FreshnessProbe:
 
     def backlog(self) -> dict[str, int] | None:
         """Queued tasks per source, from the broker's list (a bounded sample); None if unreachable."""
+        from redis.exceptions import RedisError  # imported by the call: the CLI's start stays light
+
+        from worker.errors import EngineUnavailable
+        from worker.runtime import redis_server
+
         try:
             client = redis_server.broker_client(self.settings, timeout=0.5)
             messages = cast(list[bytes], client.lrange(QUEUE, 0, QUEUE_SAMPLE - 1))  # a sync client

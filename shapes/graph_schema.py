@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-
-from neo4j import Driver
+from typing import TYPE_CHECKING
 
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 NAMES = """
 CALL () { CALL db.labels() YIELD label RETURN collect(label) AS labels }

@@ -11,7 +11,7 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from neo4j.exceptions import DriverError, Neo4jError
@@ -20,7 +20,6 @@ from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shapes.errors import ShapeError
 from shapes.freshness import Freshness
@@ -29,6 +28,9 @@ from shapes.registry import SPECS
 from shapes.service import Shapes
 from shapes.spec import ShapeSpec, value_kind
 from worker.errors import LakegraphError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 GRAPH_DOWN = (Neo4jError, DriverError, OSError)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
@@ -20,6 +20,9 @@ from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
 from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 MAX_HOPS = 6
 FIND_TABLE = f"""

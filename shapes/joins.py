@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
 from worker.graph.freshness import version as freshness_version
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 DECLARED = f"""
 MATCH (a:{Label.COLUMN})-[k:{Rel.REFERENCES}]->(b:{Label.COLUMN})

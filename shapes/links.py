@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
 from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 # The link sources at or below $under, found through each label's uri index (a prefix seek), so a
 # subtree's listing costs its own links, not a scan of every link of the estate.

@@ -14,11 +14,10 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from mcp.server import MCPServer
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ToolsListChanged
@@ -31,6 +30,9 @@ from shapes.registry import SPECS
 from shapes.service import Answer, Shapes
 from shapes.spec import ShapeSpec
 from worker.errors import LakegraphError
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 log = logging.getLogger(__name__)
 Format = Annotated[Literal["text", "json"], Field(description="text (compact, for reading) or json (structured)")]

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.budget import size
@@ -22,8 +21,11 @@ from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
+if TYPE_CHECKING:
+    from neo4j import Driver
+
 MAX_DEPTH = 20
-MAX_NODES = 5_000  # an outline reads at most this many nodes (and one level's probe past them)
+MAX_NODES = 1_000  # an outline reads at most this many nodes (and one level's probe past them): about four default pages
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
 HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
 KIND_WORDS_ORDER = list(HIDDEN_WORDS)
@@ -36,24 +38,24 @@ def _by_uri(node: str, uri: str) -> str:
     return f"CALL ({uri.lstrip('$')}) {{ {branches} }}" if not uri.startswith("$") else f"CALL () {{ {branches} }}"
 
 
-ROOTS = f"MATCH (n:{Label.LIBRARY}) RETURN elementId(n) AS id ORDER BY n.uri"
-FIND = f"{_by_uri('n', '$uri')} RETURN elementId(n) AS id"
-# The fields of a node's row; its kind is the first of its labels the outline knows.
-NODE_FIELDS = """elementId(n) AS id, n.uri AS uri, [label IN labels(n) WHERE label IN $labels][0] AS kind, n.name AS name,
-       n.displayName AS display, coalesce(n.sort_pos, 0) AS sort_pos"""
-ROOT_NODES = f"""
-UNWIND $ids AS id
-MATCH (n) WHERE elementId(n) = id
-RETURN null AS parent, {NODE_FIELDS}
-"""
-# One level of the tree: the children of the level above, at most $limit of them (one more than
-# the outline may still hold tells it the level does not fit).
+# A node's fields; its kind is the first of its labels the outline knows.
+NODE = """{id: elementId(n), uri: n.uri, kind: [label IN labels(n) WHERE label IN $labels][0], name: n.name,
+       display: n.displayName, sort_pos: coalesce(n.sort_pos, 0)}"""
+# The first level: every library, or the node the outline starts at.
+LIBRARIES = f"MATCH (n:{Label.LIBRARY}) RETURN null AS parent, {NODE} AS node ORDER BY n.uri"
+START = f"{_by_uri('n', '$uri')} RETURN null AS parent, {NODE} AS node"
+# One level of the tree: how many children the level above has (their degrees, read without
+# expanding), and the children themselves only when that many still fit in the outline.
 CHILDREN = f"""
 UNWIND $ids AS id
 MATCH (p) WHERE elementId(p) = id
-MATCH (p)-[:{Rel.HAS}]->(n)
-RETURN p.uri AS parent, {NODE_FIELDS}
-LIMIT $limit
+WITH collect(p) AS parents, sum(COUNT {{ (p)-[:{Rel.HAS}]->() }}) AS total
+CALL (parents, total) {{
+  UNWIND CASE WHEN total <= $room THEN parents ELSE [] END AS p
+  MATCH (p)-[:{Rel.HAS}]->(n)
+  RETURN collect({{parent: p.uri, node: {NODE}}}) AS children
+}}
+RETURN total, children
 """
 # What lies directly below the last level shown, by kind: a document's or section's children are
 # sections (their count is the node's degree, read without expanding); a library's or folder's
@@ -65,19 +67,20 @@ WITH n, COUNT {{ (n)-[:{Rel.HAS}]->() }} AS children
 WITH n, children, CASE WHEN n:{Label.LIBRARY} OR n:{Label.FOLDER} THEN COUNT {{ (n)-[:{Rel.HAS}]->(:{Label.FOLDER}) }} ELSE 0 END AS folders
 RETURN n.uri AS uri, children, folders, n:{Label.LIBRARY} OR n:{Label.FOLDER} AS container
 """
+# Each shown node's outbound links, resolved then unresolved, in their order in the node.
 LINKS = f"""
 UNWIND $ids AS id
 MATCH (n) WHERE elementId(n) = id
-MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
-RETURN n.uri AS uri, t.uri AS target, t.displayName AS display, l.anchor_found AS anchor_found, l.ordinal AS ordinal
-ORDER BY uri, ordinal
-"""
-UNRESOLVED = f"""
-UNWIND $ids AS id
-MATCH (n) WHERE elementId(n) = id
-MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)
-RETURN n.uri AS uri, u.href AS href, u.reason AS reason, u.ordinal AS ordinal
-ORDER BY uri, ordinal
+CALL (n) {{
+  MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
+  RETURN 'Link' AS kind, t.uri AS target, CASE WHEN coalesce(t.displayName, '') = '' THEN t.uri ELSE t.displayName END AS label, CASE WHEN l.anchor_found THEN '' ELSE 'anchor not found: the document' END AS note,
+         l.ordinal AS ordinal
+  UNION ALL
+  MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)
+  RETURN 'Unresolved' AS kind, u.href AS target, u.href AS label, u.reason AS note, u.ordinal AS ordinal
+}}
+RETURN n.uri AS uri, kind, target, label, note
+ORDER BY uri, kind, ordinal
 """
 
 Kind = Literal["Library", "Folder", "Document", "Section", "Link", "Unresolved"]
@@ -102,30 +105,29 @@ class Outline:
 
 def outline(driver: Driver, database: str, uri: str | None, depth: int, max_nodes: int = MAX_NODES) -> Outline:
     """The tree below `uri` (or every library) to `depth`, read a level at a time. A level that
-    would take the outline past `max_nodes` nodes is not read: the level above it is the last
-    shown, each of its nodes counting what lies below it, so the work is bounded by what is shown,
+    would take the outline past `max_nodes` nodes is not read (its size is known from the degrees
+    of the level above): the level above it is the last shown, each of its nodes counting what lies below it, so the work is bounded by what is shown,
     whatever the size of the estate."""
     if not 0 <= depth <= MAX_DEPTH:
         raise ShapeError(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
     labels = [str(label) for label in DOCUMENT_LABELS]
-    if uri is None:
-        ids = [row["id"] for row in driver.execute_query(ROOTS, database_=database).records]
-    else:
-        ids = [row["id"] for row in driver.execute_query(FIND, uri=uri, database_=database).records]
-        if not ids:
-            raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
-    levels = [[dict(row) for row in driver.execute_query(ROOT_NODES, ids=ids, labels=labels, database_=database).records]]
+    first = (
+        driver.execute_query(LIBRARIES, labels=labels, database_=database)
+        if uri is None
+        else driver.execute_query(START, uri=uri, labels=labels, database_=database)
+    )
+    levels = [[{"parent": row["parent"], **row["node"]} for row in first.records]]
+    if uri is not None and not levels[0]:
+        raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
     read = len(levels[0])
     shown_depth: int | None = None
     while len(levels) <= depth and levels[-1]:
         room = max_nodes - read
-        below = [
-            dict(row)
-            for row in driver.execute_query(CHILDREN, ids=[node["id"] for node in levels[-1]], labels=labels, limit=room + 1, database_=database).records
-        ]
-        if len(below) > room:
+        found = driver.execute_query(CHILDREN, ids=[node["id"] for node in levels[-1]], labels=labels, room=room, database_=database).records[0]
+        if found["total"] > room:
             shown_depth = len(levels) - 1
             break
+        below = [{"parent": child["parent"], **child["node"]} for child in found["children"]]
         levels.append(below)
         read += len(below)
     for level, nodes in enumerate(levels):
@@ -146,10 +148,7 @@ def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str])
     notes = {row["uri"]: _below(row) for row in driver.execute_query(BELOW, ids=boundary, database_=database).records} if boundary else {}
     links: dict[str, list[OutlineRow]] = {}
     for row in driver.execute_query(LINKS, ids=ids, database_=database).records:
-        note = "" if row["anchor_found"] else "anchor not found: the document"
-        links.setdefault(row["uri"], []).append(OutlineRow(0, "Link", row["target"], row["display"] or row["target"], note))
-    for row in driver.execute_query(UNRESOLVED, ids=ids, database_=database).records:
-        links.setdefault(row["uri"], []).append(OutlineRow(0, "Unresolved", row["href"], row["href"], row["reason"]))
+        links.setdefault(row["uri"], []).append(OutlineRow(0, row["kind"], row["target"], row["label"], row["note"] or ""))
 
     found: list[OutlineRow] = []
 

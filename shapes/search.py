@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from worker.documents.tokens import any_token_pattern
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 MAX_QUERY = 1000
 MAX_K = 200

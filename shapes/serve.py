@@ -13,18 +13,21 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
-from starlette.types import ASGIApp
 
 from shapes.http_api import BearerToken, routes
 from shapes.mcp_server import LakegraphMCP
 from shapes.service import Shapes
 from shapes.themes_page import routes as page_routes
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 
 def token_file(settings: Settings) -> Path:

@@ -14,15 +14,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from time import perf_counter
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-from neo4j import Driver
 from redis.exceptions import RedisError
 
-from shapes import bridge, budget, cypher, graph_schema, join_path, joins, links, tables
+from shapes import bridge, budget, graph_schema, join_path, joins, links, tables
 from shapes import freshness as freshness_shape
-from shapes import sql as sql_shape
 from shapes.budget import Page
+from shapes.cypher_runner import CypherShape
 from shapes.errors import ShapeError
 from shapes.metrics import (
     CALLS,
@@ -38,11 +37,15 @@ from shapes.registry import SPECS
 from shapes.snapshots import Snapshots
 from shapes.spec import Needs, Params, ShapeSpec
 from worker import problems
-from worker.embedding.factory import embedder
 from worker.errors import LakegraphError
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.runtime import redis_server
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from shapes.sql_runner import SqlRunner
 
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
 HAS_DATA = f"""
@@ -89,13 +92,21 @@ class Shapes:
         self.links = links.LinksShape(self.driver, database)
         self.bridge = bridge.BridgeShape(self.driver, database)
         self.joins = joins.JoinsShape(self.driver, database)
-        self.cypher = cypher.CypherShape(self.driver, database)
-        self.sql_runner = sql_shape.SqlRunner(settings)
+        self.cypher = CypherShape(self.driver, database)
         self.snapshots = Snapshots()
+
+    @cached_property
+    def sql_runner(self) -> SqlRunner:
+        """Built on first use: it imports the warehouse engines' clients (sqlglot, DuckDB)."""
+        from shapes.sql_runner import SqlRunner
+
+        return SqlRunner(self.settings)
 
     @cached_property
     def table_context(self) -> tables.TableContextShape:
         """Built on first use: loading an embedding model is not free, and most calls need none."""
+        from worker.embedding.factory import embedder
+
         return tables.TableContextShape(self.driver, self.database, embedder(self.settings))
 
     def ask(self, name: str, **raw: Any) -> Answer:

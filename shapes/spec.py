@@ -14,12 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic.fields import FieldInfo
 
 from shapes.errors import ShapeError
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse", "values"]

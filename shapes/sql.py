@@ -5,32 +5,18 @@ a query (SELECT, WITH … SELECT, set operations) — never DML, DDL, scripts or
 BigQuery then dry-runs it (statement type SELECT, bytes under the cap), runs it with
 `maximum_bytes_billed` set, and cancels the job when the client-side time limit passes. DuckDB
 reads the file read-only with external access off (shapes/duckdb_file.py) and interrupts the
-query at the time limit.
+query at the time limit. The engines' clients are imported only by the runner (shapes/sql_runner.py).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import threading
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
-from decimal import Decimal
-from time import perf_counter
 from typing import Any
 
-import duckdb
-import sqlglot
 from pydantic import Field
-from sqlglot import exp
-from sqlglot.errors import ParseError
 
-from shapes.duckdb_file import DuckDbFile
-from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from shapes.tabular import render_rows
-from worker.errors import first_line
-from worker.settings import Settings
-from worker.warehouse.joins import PARSER_FAILURES
 
 MAX_SQL = 100_000
 
@@ -45,104 +31,6 @@ class SqlResult:
     bytes_processed: int | None = None
     milliseconds: float = 0.0
     job_id: str | None = None  # BigQuery: the job that ran it, to cite or inspect
-
-
-def check_query(sql: str, dialect: str) -> None:
-    """Refuse anything but one read-only query statement."""
-    if not sql.strip():
-        raise ShapeError("empty SQL")
-    if len(sql) > MAX_SQL:
-        raise ShapeError(f"SQL too long (at most {MAX_SQL} characters)")
-    try:
-        statements = [statement for statement in sqlglot.parse(sql, read=dialect) if statement is not None]
-    except ParseError as err:
-        first = err.errors[0] if err.errors else {}
-        raise ShapeError(f"SQL does not parse ({dialect}): {first.get('description', str(err).splitlines()[0])}") from None
-    except PARSER_FAILURES as err:  # a tokenizer error, or sqlglot failing inside on hostile input
-        raise ShapeError(f"SQL does not parse ({dialect}): {first_line(err)}") from None
-    if len(statements) != 1:
-        raise ShapeError(f"refused: one statement at a time, got {len(statements)}")
-    statement = statements[0]
-    if not isinstance(statement, exp.Query):
-        raise ShapeError(f"refused: read-only queries only (SELECT), not {statement.key.upper()}")
-    writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Command, exp.Into)
-    found = next((node for node in statement.walk() if isinstance(node, writes)), None)
-    if found is not None:
-        raise ShapeError(f"refused: read-only queries only ({found.key.upper()} inside the query)")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
-
-
-class SqlRunner:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.budget = settings.shapes
-        self.duckdb_file = DuckDbFile(settings.duckdb_file, settings.shapes.sql_duckdb_linger)
-
-    def __call__(self, sql: str) -> SqlResult:
-        engine = self.settings.warehouse.engine
-        check_query(sql, "bigquery" if engine == "bigquery" else "duckdb")
-        began = perf_counter()
-        result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql)
-        return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
-
-    def _duckdb(self, sql: str) -> SqlResult:
-        with self.duckdb_file.cursor() as con:
-            timer = threading.Timer(self.budget.sql_timeout, con.interrupt)
-            timer.start()
-            try:
-                cursor = con.execute(sql)
-                rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
-                columns = [column[0] for column in cursor.description or []]
-            except duckdb.InterruptException:
-                raise ShapeError(f"time limit reached: the query ran past {self.budget.sql_timeout:g} s and was interrupted") from None
-            except duckdb.Error as err:
-                raise ShapeError(str(err).splitlines()[0]) from None
-            finally:
-                timer.cancel()
-        truncated = len(rows) > self.budget.sql_max_rows
-        return SqlResult(sql, "duckdb", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)
-
-    def _bigquery(self, sql: str) -> SqlResult:
-        from google.api_core.exceptions import GoogleAPIError
-        from google.cloud import bigquery
-
-        from worker.google_clients import bigquery_client
-
-        client = bigquery_client(self.settings)
-        cap = self.budget.sql_max_bytes_billed
-        try:
-            dry = client.query(sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False))
-            if dry.statement_type and dry.statement_type != "SELECT":
-                raise ShapeError(f"refused: read-only queries only, BigQuery calls this {dry.statement_type}")
-            scanned = dry.total_bytes_processed or 0
-            if scanned > cap:
-                raise ShapeError(f"refused: the query would process {scanned:,} bytes, over the {cap:,}-byte budget")
-            job = client.query(sql, job_config=bigquery.QueryJobConfig(maximum_bytes_billed=cap), timeout=self.budget.sql_timeout)
-            try:
-                iterator = job.result(timeout=self.budget.sql_timeout, max_results=self.budget.sql_max_rows + 1)
-                rows = list(iterator)
-            except concurrent.futures.TimeoutError:
-                client.cancel_job(job.job_id, location=job.location)
-                raise ShapeError(f"time limit reached: job {job.job_id} ran past {self.budget.sql_timeout:g} s and was cancelled") from None
-        except GoogleAPIError as err:
-            raise ShapeError(f"BigQuery refused the query: {getattr(err, 'message', str(err)).splitlines()[0]}") from None
-        columns = [column.name for column in iterator.schema or []]
-        truncated = len(rows) > self.budget.sql_max_rows
-        body = [[_plain(value) for value in row.values()] for row in rows[: self.budget.sql_max_rows]]
-        return SqlResult(sql, "bigquery", columns, body, truncated, bytes_processed=scanned, job_id=job.job_id)
 
 
 def render(result: SqlResult) -> str:

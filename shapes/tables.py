@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
@@ -26,6 +26,9 @@ from worker.graph.schema import (
     Label,
     Rel,
 )
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 RRF_K = 60
 CANDIDATES = 20

@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
 from pydantic import Field
 
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})

@@ -17,9 +17,9 @@ import math
 from collections.abc import AsyncIterator
 from collections.abc import Set as AbstractSet
 from html import escape
+from typing import TYPE_CHECKING
 
 import anyio
-from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -28,6 +28,9 @@ from shapes.service import Shapes
 from shapes.themes import ThemesResult, latest_changes
 from worker.graph.schema import Label
 from worker.themes.identity import theme_number
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 LATEST_RUN_ID = f"MATCH (r:{Label.THEME_RUN}) RETURN r.id AS id ORDER BY r.started DESC LIMIT 1"
 POLL_SECONDS = 1.0

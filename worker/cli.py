@@ -6,29 +6,58 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from pydantic import ValidationError
 from rich.markup import escape
-from rich.table import Table
 
-from shapes.commands import serve_command, shape_command
-from shapes.registry import SPECS
-from worker import doctor as doctor_module
+from shapes.commands import CommandExtra, serve_command, shape_command
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
-from worker.commands import bridge_refresh, themes_refresh
 from worker.commands.extract_joins import extract_joins_command
-from worker.components import Components
 from worker.demo.command import demo_command
 from worker.errors import EngineUnavailable, LakegraphError
-from worker.graph.connection import connect
-from worker.graph.setup import apply_schema
-from worker.problems import Problem
-from worker.runtime import neo4j_server
-from worker.settings import GCS_SCHEME, Settings
+
+if TYPE_CHECKING:
+    from worker.problems import Problem
+    from worker.settings import Settings
+
+# Each command imports what it runs when it runs: `--help`, `--version` and a shape call start
+# without the engines' clients (tests/unit/test_cli_start.py, tests/benchmarks/cli_start.py).
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def command_extras() -> dict[str, CommandExtra]:
+    """Worker-side options of generated read commands: each refreshes through the worker's own code path."""
+    from worker.commands import bridge_refresh, themes_refresh
+
+    return {"themes": themes_refresh.REFRESH, "bridge": bridge_refresh.REFRESH}
+
+
+class LakegraphGroup(click.Group):
+    """The read commands are made from the shape specs the first time a command is looked up, so
+    `--version` never imports the shapes."""
+
+    shapes_added = False
+
+    def _add_shapes(self) -> None:
+        if self.shapes_added:
+            return
+        from shapes.registry import SPECS
+
+        extras = command_extras()
+        for spec in SPECS.values():
+            self.add_command(shape_command(spec, extras.get(spec.name)))
+        self.shapes_added = True
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_shapes()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._add_shapes()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LakegraphGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lakegraph", message="%(prog)s %(version)s")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="User settings file (TOML).")
 @click.pass_context
@@ -62,6 +91,9 @@ def config(ctx: Context, as_json: bool) -> None:
 @pass_context
 def init(ctx: Context) -> None:
     """Create the graph's constraints and indexes (idempotent)."""
+    from worker.graph.connection import connect
+    from worker.graph.setup import apply_schema
+
     driver, where = connect(ctx.settings)
     with driver:
         report = apply_schema(ctx.settings, driver, where.database)
@@ -79,6 +111,8 @@ def neo4j() -> None:
 @pass_context
 def neo4j_start(ctx: Context) -> None:
     """Start the local runtime in the background and wait until it answers."""
+    from worker.runtime import neo4j_server
+
     began = time.monotonic()
     with err.status("starting Neo4j + GDS (the first start downloads them from Maven Central)"):
         running = neo4j_server.start(ctx.settings)
@@ -90,6 +124,8 @@ def neo4j_start(ctx: Context) -> None:
 @pass_context
 def neo4j_stop(ctx: Context) -> None:
     """Stop the local runtime."""
+    from worker.runtime import neo4j_server
+
     stopped = neo4j_server.stop(ctx.settings)
     out.print("Neo4j was not running" if stopped is None else f"stopped Neo4j (pid {stopped.pid})")
 
@@ -99,6 +135,8 @@ def neo4j_stop(ctx: Context) -> None:
 @pass_context
 def neo4j_status(ctx: Context, as_json: bool) -> None:
     """Whether the local runtime runs, and where."""
+    from worker.runtime import neo4j_server
+
     running = neo4j_server.status(ctx.settings)
     home = neo4j_server.Neo4jHome.of(ctx.settings)
     if as_json:
@@ -133,6 +171,10 @@ def up(ctx: Context, serve: bool) -> None:
 @pass_context
 def doctor(ctx: Context, as_json: bool) -> None:
     """Each engine: up, down or off, with its version or the reason."""
+    from rich.table import Table
+
+    from worker import doctor as doctor_module
+
     statuses = doctor_module.check(ctx.settings)
     if as_json:
         emit_json([status.__dict__ for status in statuses])
@@ -159,7 +201,9 @@ def load() -> None:
 @pass_context
 def load_docs(ctx: Context, roots: tuple[str, ...], as_json: bool) -> None:
     """Load document libraries (ROOT: PATH or NAME=PATH; default: documents.libraries)."""
+    from worker.components import Components
     from worker.documents.loader import load as load_documents
+    from worker.graph.setup import apply_schema
 
     settings = with_roots(ctx.settings, roots)
     if not settings.documents.libraries:
@@ -191,6 +235,7 @@ def forget(ctx: Context, names: tuple[str, ...], as_json: bool) -> None:
 
     Loads and reconciles never remove a library they were not given: this is the one way to."""
     from worker.documents.writer import DocumentWriter
+    from worker.graph.connection import connect
 
     driver, where = connect(ctx.settings)
     with driver:
@@ -212,6 +257,9 @@ def forget(ctx: Context, names: tuple[str, ...], as_json: bool) -> None:
 @pass_context
 def load_warehouse(ctx: Context, as_json: bool) -> None:
     """Load the warehouse's metadata, the glossary, and the audit-log files in warehouse.audit_log_dir."""
+    from worker.components import Components
+    from worker.graph.setup import apply_schema
+
     with Components.open(ctx.settings) as components:
         apply_schema(ctx.settings, components.driver, components.database)
         with progress_bars(disable=as_json) as progress:
@@ -254,7 +302,10 @@ def with_roots(settings: Settings, roots: tuple[str, ...]) -> Settings:
     """Settings whose libraries are the given roots (NAME=PATH, or PATH named after its folder; PATH may be gs://bucket/prefix)."""
     if not roots:
         return settings
+    from pydantic import ValidationError
+
     from worker.documents.slugs import name_slug
+    from worker.settings import GCS_SCHEME
 
     chosen: list[dict[str, object]] = []
     for root in roots:
@@ -281,6 +332,7 @@ def errors(ctx: Context, replay_id: str | None, source: str | None, as_json: boo
     """Recorded problems: skipped inputs, warnings, failed work; --replay ID re-runs one.
     Problems held in Redis while the graph was down are listed too (marked "held")."""
     from worker import problems
+    from worker.graph.connection import connect
 
     held = [problem for problem in _held_problems(ctx.settings) if source is None or problem.source == source]
     try:
@@ -353,10 +405,6 @@ def subscribe(ctx: Context) -> None:
     run(ctx.settings, say)
 
 
-# Worker-side options of generated read commands: each refreshes through the worker's own code path.
-COMMAND_EXTRAS = {"themes": themes_refresh.REFRESH, "bridge": bridge_refresh.REFRESH}
-for _spec in SPECS.values():
-    cli.add_command(shape_command(_spec, COMMAND_EXTRAS.get(_spec.name)))
 for _command in (serve_command, demo_command, extract_joins_command):
     cli.add_command(_command)
 

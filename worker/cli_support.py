@@ -6,12 +6,13 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from worker.settings import Settings, load_settings
+if TYPE_CHECKING:
+    from worker.settings import Settings
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -25,6 +26,8 @@ class Context:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from worker.settings import load_settings
+
             self._settings = load_settings(self.config_file)
         return self._settings
 

@@ -194,7 +194,9 @@ def test_cli_mcp_and_http_refuse_a_bad_parameter_in_the_same_words(name: str, se
 
 
 def json_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):  # the shape commands are made when first listed
+        command = group.get_command(context, name)
         if isinstance(command, click.Group):
             yield from json_commands(command, (*prefix, name))
         elif any(param.name == "as_json" for param in command.params):

@@ -9,7 +9,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
 from shapes.errors import ShapeError
-from shapes.sql import SqlRunner
+from shapes.sql_runner import SqlRunner
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService
 from worker.settings import Settings
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapes.errors import ShapeError
-from shapes.sql import check_query
+from shapes.sql_runner import check_query
 from worker.documents.links import target
 from worker.documents.prepare import prepare
 from worker.documents.rules import DocumentRules

@@ -15,7 +15,7 @@ import pytest
 
 from shapes.duckdb_file import DuckDbFile
 from shapes.errors import ShapeError
-from shapes.sql import SqlRunner
+from shapes.sql_runner import SqlRunner
 from worker.settings import load_settings
 
 WRITE = "import duckdb, sys\nwith duckdb.connect(sys.argv[1]) as con:\n    con.execute('INSERT INTO t VALUES (99)')\n"

@@ -15,7 +15,7 @@ from shapes.http_api import openapi
 from shapes.mcp_server import tool_function
 from shapes.registry import SPECS
 from shapes.spec import ShapeSpec, limits
-from worker.cli import COMMAND_EXTRAS, cli
+from worker.cli import cli, command_extras
 
 SHARED = {"as_json", "watch"}  # options every shape command adds to its spec's
 
@@ -38,9 +38,10 @@ def model_schema(spec: ShapeSpec) -> tuple[dict[str, Any], list[str]]:
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
 def test_the_cli_command_takes_the_spec_parameters(spec: ShapeSpec) -> None:
-    command = cli.commands[spec.command]
+    command = cli.get_command(click.Context(cli), spec.command)
+    assert command is not None
     extras = {param.name for param in command.params} - set(spec.fields()) - SHARED
-    worker_side = COMMAND_EXTRAS.get(spec.name)
+    worker_side = command_extras().get(spec.name)
     assert extras == ({option.name for option in worker_side.options} if worker_side else set())
     for name, field in spec.fields().items():
         param = next(param for param in command.params if param.name == name)
@@ -82,7 +83,7 @@ def test_one_name_per_shape_everywhere() -> None:
     assert set(MCP) == set(SPECS)
     assert {path for path in OPENAPI["paths"] if path.startswith("/v1/") and path != "/v1/tools"} == {spec.path for spec in SPECS.values()}
     assert all(spec.command == spec.name.replace("_", "-") and spec.path == f"/v1/{spec.command}" for spec in SPECS.values())
-    assert {spec.command for spec in SPECS.values()} <= set(cli.commands)
+    assert {spec.command for spec in SPECS.values()} <= set(cli.list_commands(click.Context(cli)))
 
 
 def test_the_openapi_document_is_valid() -> None:

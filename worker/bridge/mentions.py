@@ -9,12 +9,14 @@ of every Value that it reloads only when the `values` source stamp moved.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-
-from neo4j import ManagedTransaction
+from typing import TYPE_CHECKING
 
 from worker.bridge.matcher import ValueMatcher
 from worker.graph.freshness import version_in
 from worker.graph.schema import Label, Rel
+
+if TYPE_CHECKING:
+    from neo4j import ManagedTransaction
 
 # Cypher for a node's mentionable text; `node_text` is the same in Python.
 NODE_TEXT = "coalesce({node}.displayName, '') + '\\n' + coalesce({node}.name, '') + '\\n' + coalesce({node}.text, '')"

@@ -3,13 +3,18 @@ the same exclusive lock as the scheduled runs) before the themes shape answers."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from neo4j import Driver
 
 from shapes.commands import CommandExtra
 from worker.cli_support import out
 from worker.errors import LakegraphError
-from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from worker.settings import Settings
 
 
 def refresh_first(settings: Settings, driver: Driver, database: str, as_json: bool, refresh: bool, gamma: float | None, rebuild: bool) -> None:

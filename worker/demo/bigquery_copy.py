@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import sqlglot.expressions as exp
-from google.cloud import bigquery
 
 from worker.warehouse.catalog import ForeignKey, TableInfo
 from worker.warehouse.connectors import DuckDBConnector
 from worker.warehouse.duckdb_read import open_read_only
+
+if TYPE_CHECKING:
+    import duckdb
+    from google.cloud import bigquery
 
 DIALECT = "bigquery"
 ROWS_PER_INSERT = 500

@@ -7,12 +7,14 @@ import os
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from worker.cli_support import err, out, progress_bars
-from worker.demo.dataset import CONFIG, Sizes, existing, generate
-from worker.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from worker.settings import Settings
 
 COMMANDS_TO_TRY = (
     'search "P0301 misfire" --expand "cylinder 1 misfire"',
@@ -78,6 +80,7 @@ def run_local(settings: Settings, folder: Path, began: float) -> None:
     """The demo on the local engines: DuckDB, a watched folder, audit-log files."""
     from shapes.serve import bearer_token
     from worker import supervisor
+    from worker.demo.dataset import CONFIG
 
     token = bearer_token(settings)
     summary: dict = {}
@@ -98,7 +101,9 @@ def run_google(folder: Path, began: float) -> None:
     from shapes.serve import bearer_token
     from worker import supervisor
     from worker.demo import google, probes
+    from worker.demo.dataset import CONFIG
     from worker.google_clients import pubsub_environment
+    from worker.settings import load_settings
 
     cache, config = load_settings(folder / CONFIG).cache_path, folder / google.CONFIG
     with ExitStack() as running:
@@ -146,6 +151,9 @@ def run_google(folder: Path, began: float) -> None:
 )
 def demo_command(folder: Path, seed: int, vehicles: int, port: int | None, google: bool) -> None:
     """Make the demo dataset if absent, run the live stack on it, and show where to look."""
+    from worker.demo.dataset import CONFIG, Sizes, existing, generate
+    from worker.settings import load_settings
+
     began = time.monotonic()
     sizes = Sizes(seed=seed, vehicles=vehicles)
     folder = folder.resolve()

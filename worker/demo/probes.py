@@ -11,13 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
-from google.cloud import pubsub_v1, storage
 
 from worker.demo.google import AUDIT_TOPIC, LIBRARY_PREFIX
 from worker.demo.query_log import ANALYSTS, PROJECT, entry
 from worker.errors import LakegraphError
+
+if TYPE_CHECKING:
+    from google.cloud import pubsub_v1, storage
 
 TIMEOUT, POLL = 60.0, 0.05  # seconds
 # A join no query of the demo's log makes (parts for the system a fault code belongs to).

@@ -6,8 +6,8 @@ SIGALRM, that reaches any thread — a Celery task, a load's pool worker, a test
 several parses at once. A parse inside one long C call (a regular expression, zlib) stops as
 soon as that call returns. Code can swallow the exception — a bare `except:` in a library, or a
 garbage-collector callback or `__del__` that happens to be running when it lands (Python reports
-and drops it there). A block whose deadline fired therefore raises `ParseTimeout` when it ends,
-so the outcome is the same either way.
+and drops it there). So the stop is raised again every REFIRE_SECONDS until the block ends, and
+a block whose deadline passed ends in `ParseTimeout` however it ended: never a late result.
 """
 
 from __future__ import annotations
@@ -31,12 +31,17 @@ class ParseTimeout(BaseException):
     `except Exception` inside a parsing library swallows it."""
 
 
+REFIRE_SECONDS = 0.05  # a swallowed stop is raised again this soon, until the block ends
+
+
 class _Watchdog:
-    """Deadlines of the parses running in this process; fires each one that passes."""
+    """Deadlines of the parses running in this process; fires each one that passes, and again
+    every REFIRE_SECONDS until its block ends (code may swallow the first)."""
 
     def __init__(self) -> None:
         self.lock = threading.Condition()
-        self.armed: dict[int, int] = {}  # token -> thread ident, while its parse runs
+        self.armed: dict[int, int] = {}  # token -> thread ident, while its block runs
+        self.fired: set[int] = set()  # tokens whose deadline passed
         self.deadlines: list[tuple[float, int]] = []  # (monotonic deadline, token), a heap
         self.tokens = itertools.count()
         threading.Thread(target=self._run, name="lakegraph-parse-limit", daemon=True).start()
@@ -49,16 +54,11 @@ class _Watchdog:
             self.lock.notify()
             return token
 
-    def disarm(self, token: int) -> bool:
-        """Whether the deadline had fired: the parse it guarded was stopped (or is being)."""
-        with self.lock:
-            return self.armed.pop(token, None) is None
-
     def _run(self) -> None:
         with self.lock:
             while True:
                 while self.deadlines and self.deadlines[0][1] not in self.armed:
-                    heapq.heappop(self.deadlines)  # finished in time
+                    self.fired.discard(heapq.heappop(self.deadlines)[1])  # its block ended
                 if not self.deadlines:
                     self.lock.wait()
                     continue
@@ -67,8 +67,11 @@ class _Watchdog:
                 if wait > 0:
                     self.lock.wait(wait)
                     continue
-                heapq.heappop(self.deadlines)
-                _set_async_exc(self.armed.pop(token), ParseTimeout)
+                heapq.heapreplace(self.deadlines, (time.monotonic() + REFIRE_SECONDS, token))
+                ident = self.armed.get(token)
+                if ident is not None:  # checked and fired in one stretch of holding the GIL
+                    self.fired.add(token)
+                    _set_async_exc(ident, ParseTimeout)
 
 
 _watchdog: tuple[int, _Watchdog] | None = None  # (pid, watchdog): a forked child starts its own
@@ -91,9 +94,12 @@ def time_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        fired = watchdog.disarm(token)
+        # First, before any call that could take a pending exception: from here on the watchdog
+        # leaves this thread alone (a dict's pop is one step under the GIL).
+        watchdog.armed.pop(token, None)
+        fired = token in watchdog.fired
         if fired:
             # Drop the exception if it is still pending, so it cannot surface after the block.
             _set_async_exc(threading.get_ident(), _NOTHING)
-    if fired:  # the block ended after its deadline, having swallowed the exception
+    if fired:  # the block ended after its deadline, having swallowed every stop
         raise ParseTimeout

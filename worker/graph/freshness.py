@@ -8,11 +8,12 @@ job's time; for the others the moment of applying, as their events carry no bett
 
 from __future__ import annotations
 
-from typing import Literal
-
-from neo4j import Driver, ManagedTransaction
+from typing import TYPE_CHECKING, Literal
 
 from worker.graph.schema import Label
+
+if TYPE_CHECKING:
+    from neo4j import Driver, ManagedTransaction
 
 SourceName = Literal["documents", "warehouse", "glossary", "query-log", "values"]
 

@@ -4,9 +4,12 @@ it until the transaction ends."""
 
 from __future__ import annotations
 
-from neo4j import ManagedTransaction
+from typing import TYPE_CHECKING
 
 from worker.graph.schema import Label
+
+if TYPE_CHECKING:
+    from neo4j import ManagedTransaction
 
 # Every document transaction first write-locks its library's node, so concurrent workers apply
 # changes to one library one at a time: a link re-resolved by one always sees what the other

