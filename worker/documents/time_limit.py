@@ -58,7 +58,7 @@ class _Watchdog:
         with self.lock:
             while True:
                 while self.deadlines and self.deadlines[0][1] not in self.armed:
-                    self.fired.discard(heapq.heappop(self.deadlines)[1])  # its block ended
+                    heapq.heappop(self.deadlines)  # its block ended (and reads, then drops, its own fired mark)
                 if not self.deadlines:
                     self.lock.wait()
                     continue
@@ -98,6 +98,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         # leaves this thread alone (a dict's pop is one step under the GIL).
         watchdog.armed.pop(token, None)
         fired = token in watchdog.fired
+        watchdog.fired.discard(token)
         if fired:
             # Drop the exception if it is still pending, so it cannot surface after the block.
             _set_async_exc(threading.get_ident(), _NOTHING)
