@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from neo4j import Driver
 
 MAX_DEPTH = 20
-MAX_NODES = 1_000  # an outline reads at most this many nodes (and one level's probe past them): about four default pages
+MAX_NODES = 1_000  # an outline reads at most this many nodes: about four default pages
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
 HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
 KIND_WORDS_ORDER = list(HIDDEN_WORDS)
@@ -42,8 +42,8 @@ def _by_uri(node: str, uri: str) -> str:
 NODE = """{id: elementId(n), uri: n.uri, kind: [label IN labels(n) WHERE label IN $labels][0], name: n.name,
        display: n.displayName, sort_pos: coalesce(n.sort_pos, 0)}"""
 # The first level: every library, or the node the outline starts at.
-LIBRARIES = f"MATCH (n:{Label.LIBRARY}) RETURN null AS parent, {NODE} AS node ORDER BY n.uri"
-START = f"{_by_uri('n', '$uri')} RETURN null AS parent, {NODE} AS node"
+LIBRARIES = f"MATCH (n:{Label.LIBRARY}) RETURN {NODE} AS node ORDER BY n.uri"
+START = f"{_by_uri('n', '$uri')} RETURN {NODE} AS node"
 # One level of the tree: how many children the level above has (their degrees, read without
 # expanding), and the children themselves only when that many still fit in the outline.
 CHILDREN = f"""
@@ -106,8 +106,8 @@ class Outline:
 def outline(driver: Driver, database: str, uri: str | None, depth: int, max_nodes: int = MAX_NODES) -> Outline:
     """The tree below `uri` (or every library) to `depth`, read a level at a time. A level that
     would take the outline past `max_nodes` nodes is not read (its size is known from the degrees
-    of the level above): the level above it is the last shown, each of its nodes counting what lies below it, so the work is bounded by what is shown,
-    whatever the size of the estate."""
+    of the level above): the level above it is the last shown, each of its nodes counting what
+    lies below it, so the work is bounded by what is shown, whatever the size of the estate."""
     if not 0 <= depth <= MAX_DEPTH:
         raise ShapeError(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
     labels = [str(label) for label in DOCUMENT_LABELS]
@@ -116,7 +116,7 @@ def outline(driver: Driver, database: str, uri: str | None, depth: int, max_node
         if uri is None
         else driver.execute_query(START, uri=uri, labels=labels, database_=database)
     )
-    levels = [[{"parent": row["parent"], **row["node"]} for row in first.records]]
+    levels = [[{"parent": None, **row["node"]} for row in first.records]]
     if uri is not None and not levels[0]:
         raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
     read = len(levels[0])
