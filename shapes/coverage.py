@@ -29,12 +29,15 @@ CANDIDATES = 2000
 MAX_URIS = 25
 
 # Every term's candidates in one round trip (a term per row): full-text narrows, the caller's exact
-# token match decides.
+# token match decides. The scope filters the hits before they are counted against the cap: capped
+# first (the index's own limit), a scoped term whose first hits all lay in other libraries was
+# reported missing at 100k documents.
 CANDIDATE_NODES = f"""
 UNWIND $terms AS term
 CALL (term) {{
-  CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene, {{limit: $limit}}) YIELD node
-  WHERE node.uri STARTS WITH $under
+  CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene) YIELD node
+  WITH node WHERE node.uri STARTS WITH $under
+  LIMIT $limit
   RETURN collect([node.uri, {NODE_TEXT.format(node="node")}]) AS candidates
 }}
 RETURN term.term AS term, candidates
@@ -44,8 +47,9 @@ RETURN term.term AS term, candidates
 @dataclass(frozen=True)
 class TermFound:
     term: str
-    mentions: int  # documents and sections that mention it
+    mentions: int  # documents and sections that mention it (at least, when `capped`)
     uris: list[str]  # the first MAX_URIS of them, in URI order
+    capped: bool = False  # the candidates reached the cap: more places may mention it
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,9 @@ class CoverageResult:
     found: list[TermFound] = field(default_factory=list)
 
 
-def coverage(driver: Driver, database: str, terms: list[str], under: str | None) -> CoverageResult:
+def coverage(driver: Driver, database: str, terms: list[str], under: str | None, limit: int = CANDIDATES) -> CoverageResult:
+    """`limit` caps each term's full-text candidates in scope (a term is checked in at most that
+    many places)."""
     cleaned = list(dict.fromkeys(term.strip() for term in terms if term.strip()))
     if not cleaned:
         raise ShapeError("no terms: give identifiers such as fault codes or part numbers")
@@ -70,7 +76,7 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None)
     rows = driver.execute_query(
         CANDIDATE_NODES,
         terms=[{"term": term, "lucene": f'"{escape(term)}"'} for term in cleaned],
-        limit=CANDIDATES,
+        limit=limit,
         under=under or "",
         database_=database,
     ).records
@@ -79,7 +85,7 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None)
         pattern = token_pattern(term)
         uris = sorted(uri for uri, text in candidates[term] if pattern.search(text))
         if uris:
-            found.append(TermFound(term, len(uris), uris[:MAX_URIS]))
+            found.append(TermFound(term, len(uris), uris[:MAX_URIS], len(candidates[term]) >= limit))
         else:
             missing.append(term)
     return CoverageResult(len(cleaned), under, len(missing), len(found), missing, found)
@@ -95,7 +101,7 @@ def render(result: CoverageResult) -> str:
         lines.append("found:")
         for row in result.found:
             more = row.mentions - len(row.uris)
-            lines.append(f"  {row.term}  ({row.mentions} places)")
+            lines.append(f"  {row.term}  ({row.mentions}{'+' if row.capped else ''} places)")
             lines += [f"    {uri}" for uri in row.uris] + ([f"    … and {more} more"] if more else [])
     return "\n".join(lines)
 

@@ -13,6 +13,7 @@ from worker.settings import Settings
 VOLATILE = {"updated_at", "since", "first_seen", "last_seen", "occurrences"}
 THEMES_DERIVED = {"themed_signature", "themed_links"}  # the links a document had at the last themes run
 DOCUMENT_LABELS = ["Library", "Folder", "Document", "Section", "UnresolvedLink"]
+THEMES_DERIVED_LABELS = {schema.Label.LINKS_CHANGED.value}  # on documents whose links changed since the last themes run
 
 NODES = """
 MATCH (n) WHERE any(label IN labels(n) WHERE label IN $labels)
@@ -30,7 +31,9 @@ def _clean(props: dict) -> tuple:
 
 
 def dump(driver: Driver) -> tuple[list, list]:
-    nodes = sorted((tuple(sorted(row["labels"])), _clean(row["props"])) for row in driver.execute_query(NODES, labels=DOCUMENT_LABELS).records)
+    nodes = sorted(
+        (tuple(sorted(set(row["labels"]) - THEMES_DERIVED_LABELS)), _clean(row["props"])) for row in driver.execute_query(NODES, labels=DOCUMENT_LABELS).records
+    )
     edges = sorted((row["type"], row["start"], row["end"], _clean(row["props"])) for row in driver.execute_query(EDGES, labels=DOCUMENT_LABELS).records)
     return nodes, edges
 

@@ -4,6 +4,7 @@ graph a themes run reads from the documents changed since the last run equals a 
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from worker.documents import link_version
 from worker.documents.loader import load
 from worker.themes.projection import document_graph
 from worker.themes.runner import ThemeRunner
+from worker.themes.summary import summarize
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,6 +32,22 @@ def version(driver: Driver) -> int:
 
 def edges(driver: Driver) -> dict[tuple[str, str], int]:
     return document_graph(driver, "neo4j").directed
+
+
+def stored_summaries(driver: Driver) -> dict[str, tuple]:
+    rows = driver.execute_query("MATCH (t:Theme) RETURN t.id AS id, [t.name, t.top_targets, t.central, t.crossovers] AS summary").records
+    return {row["id"]: tuple(json.loads(part) if index else part for index, part in enumerate(row["summary"])) for row in rows}
+
+
+def fresh_summaries(driver: Driver) -> dict[str, tuple]:
+    """The stored themes' summaries computed from scratch on the graph as it is now."""
+    rows = driver.execute_query("MATCH (d:Document)-[:IN_THEME]->(t:Theme) RETURN t.id AS id, t.level AS level, collect(d.uri) AS members").records
+    now = document_graph(driver, "neo4j")
+    found = {}
+    for level in {row["level"] for row in rows}:
+        members = {row["id"]: frozenset(row["members"]) for row in rows if row["level"] == level}
+        found |= {theme: (s.name, s.top_targets, s.central, s.crossovers) for theme, s in summarize(now, members).items()}
+    return found
 
 
 def page(name: str, targets: list[str], words: str = "") -> str:
@@ -48,6 +66,7 @@ def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jSe
         assert not session.execute_write(link_version.resign, every)
     runner = ThemeRunner(sync.settings, graph, "neo4j")
     runner.run()
+    summarized = 0
     for step in range(40):
         before_version, before_edges = version(graph), edges(graph)
         name = rng.choice(NAMES)
@@ -72,7 +91,11 @@ def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jSe
             assert not moved, f"step {step}: a text-only edit moved the version"
         if rng.random() < 0.5:  # now and then a themes run, reading only what changed since the last
             runner.run()
-            assert runner.seen is not None and runner.seen[1].directed == now, f"step {step}: the run saw other links"
+            assert runner.seen is not None and runner.seen.graph.directed == now, f"step {step}: the run saw other links"
+            kept = stored_summaries(graph)
+            assert kept == fresh_summaries(graph), f"step {step}: a kept summary went stale"
+            summarized += len(kept)
+    assert summarized, "no run found a theme: the summaries were never compared"
     _, differences = differences_from_files(graph, sync.settings)
     assert differences == 0, "signatures after edits differ from a fresh load's"
 

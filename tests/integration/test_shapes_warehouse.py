@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
+from shapes.coverage import coverage
 from shapes.errors import ShapeError
 from shapes.graph_schema import counts_query
 from shapes.service import Shapes
@@ -90,6 +91,18 @@ def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -
     assert found["U0140"] == ["shop/manuals/network#network/bcm"]
     assert "shop/bulletins/tsb-7#tsb-7/cause" in found["12345-AB"]
     assert "12345" in found  # the token sequence 12345 appears (as the first half of 12345-AB)
+
+
+def test_a_scoped_term_is_found_however_many_hits_lie_outside_the_scope(shapes: Shapes, driver: Driver) -> None:
+    """Each place mentioning a term, asked as the scope with a cap of one candidate, still finds it:
+    the scope filters before the cap (capped first, a term whose first hits lay elsewhere was missing)."""
+    places = {row.term: row.uris for row in coverage(driver, "neo4j", ["12345", "P0301"], None).found}
+    assert sum(len(uris) for uris in places.values()) > len(places)  # some term has hits outside each scope
+    for term, uris in places.items():
+        for uri in uris:
+            [row] = coverage(driver, "neo4j", [term], uri, limit=1).found
+            assert row.uris == [uri] and row.capped
+    assert not coverage(driver, "neo4j", ["12345"], None).found[0].capped
 
 
 def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:

@@ -8,6 +8,7 @@ import random
 
 from worker.themes import frontier
 from worker.themes.model import DocumentGraph, LinkChange
+from worker.themes.projection import conductance
 from worker.themes.summary import summarize
 
 
@@ -97,3 +98,30 @@ def test_summaries_match_a_plain_count_on_a_random_graph() -> None:
 def test_themes_whose_documents_lost_every_link_are_no_obstacle() -> None:
     gone = {f"gone-{index}": 100 + index for index in range(50)}  # no longer in the link graph
     assert groups(frontier.update(graph_of(TWO), SPLIT | gone, {"a0", "b0"}, 1.0, 42)) == groups(SPLIT)
+
+
+def test_conductance_is_the_weight_leaving_over_the_weight_touching_each_community() -> None:
+    rng = random.Random(11)
+    names = [f"d{index:02d}" for index in range(30)]
+    graph = graph_of([(a, b) for a in names for b in rng.sample(names, 3) if a != b])
+    membership = {uri: rng.randrange(4) for uri in names[5:]}  # d00-d04 in no community
+    expected = {}
+    for community in set(membership.values()):
+        touching = leaving = 0
+        for (a, b), weight in graph.edges.items():
+            ends = [membership.get(a), membership.get(b)]
+            touching += weight * ends.count(community)
+            leaving += weight * ends.count(community) * (ends[0] != ends[1])
+        if touching:
+            expected[community] = round(leaving / touching, 6)
+    assert conductance(graph, membership) == expected
+
+
+def test_summaries_of_some_themes_equal_those_of_all() -> None:
+    rng = random.Random(4)
+    names = [f"d{index:02d}" for index in range(60)]
+    graph = graph_of([(a, b) for a in names for b in rng.sample(names, 5) if a != b])
+    themes = {f"T{number}": frozenset(names[number * 10 : number * 10 + 10]) for number in range(1, 6)}
+    every = summarize(graph, themes)
+    for only in ({"T2"}, {"T1", "T5"}, set(themes)):
+        assert summarize(graph, themes, only) == {theme: every[theme] for theme in only}

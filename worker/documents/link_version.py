@@ -3,10 +3,14 @@ changes it, whenever some document's outgoing document-to-document links change.
 
 Each Document keeps a signature of its outgoing links (target documents with counts); after a
 write, only the documents it touched are re-signed, so knowing whether the link graph changed
-costs O(changed documents). Themes compare one number instead of reading every edge.
+costs O(changed documents). Themes compare one number instead of reading every edge, and find the
+documents whose links changed by their `LinksChanged` label; a second counter, of deletions, tells a
+themes worker that documents it knew are gone (it then reads the whole graph again).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from neo4j import ManagedTransaction
 
@@ -33,7 +37,7 @@ RETURN d.uri AS uri, d.link_signature AS stored, edges
 SIGN = f"""
 UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
-SET d.link_signature = r.signature
+SET d.link_signature = r.signature, d:{Label.LINKS_CHANGED}
 """
 SIGNED = f"""
 UNWIND $uris AS uri
@@ -45,7 +49,18 @@ BUMP = f"""
 MERGE (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
 SET s.link_version = coalesce(s.link_version, 0) + 1
 """
+COUNT_DELETION = f"""
+MERGE (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
+SET s.deletions = coalesce(s.deletions, 0) + 1
+"""
 CURRENT = f"MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}}) RETURN coalesce(s.link_version, 0) AS version"
+# Both counters and the number of documents (from the count store): what a themes run starts from.
+COUNTERS = f"""
+OPTIONAL MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
+WITH coalesce(s.link_version, 0) AS version, coalesce(s.deletions, 0) AS deletions
+MATCH (d:{Label.DOCUMENT})
+RETURN version, deletions, count(d) AS documents
+"""
 
 
 def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
@@ -65,8 +80,23 @@ def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
 
 def forgetting(tx: ManagedTransaction, document_uris: list[str]) -> None:
     """Before deleting documents: their outgoing links leave the graph with them."""
-    if document_uris and tx.run(SIGNED, uris=document_uris).single()["linked"]:
+    if not document_uris:
+        return
+    tx.run(COUNT_DELETION).consume()
+    if tx.run(SIGNED, uris=document_uris).single()["linked"]:
         tx.run(BUMP).consume()
+
+
+@dataclass(frozen=True)
+class Counters:
+    version: int  # moves when some document's outgoing links change
+    deletions: int  # moves when documents are deleted
+    documents: int
+
+
+def counters(tx: ManagedTransaction) -> Counters:
+    record = tx.run(COUNTERS).single()
+    return Counters(record["version"], record["deletions"], record["documents"]) if record else Counters(0, 0, 0)
 
 
 def current(tx: ManagedTransaction) -> int:

@@ -33,6 +33,9 @@ class Label(StrEnum):
     PROBLEM = "Problem"
     SOURCE = "Source"
     VALUE = "Value"
+    # On a Document whose outgoing links changed since the last themes run: the run finds the
+    # changed documents through the label's index instead of comparing every document's signature.
+    LINKS_CHANGED = "LinksChanged"
 
 
 class Rel(StrEnum):

@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
 from neo4j import Driver, ManagedTransaction
 
 from worker.documents import link_version
@@ -28,7 +29,7 @@ from worker.themes.summary import ThemeSummary, summarize
 PREVIOUS_THEMES = f"""
 MATCH (t:{Label.THEME})
 CALL (t) {{ OPTIONAL MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN collect(d.uri) AS members }}
-RETURN collect([t.id, t.level, t.conductance, members, t.size]) AS themes
+RETURN collect([t.id, t.level, t.conductance, members, t.size, [t.name, t.top_targets, t.central, t.crossovers]]) AS themes
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
@@ -61,10 +62,13 @@ MATCH (t:{Label.THEME} {{id: p[1]}})
 MERGE (d)-[:{Rel.IN_THEME}]->(t)
 """
 # The links each changed document had when these themes were computed: the next run's baseline.
+# The label goes only if the links are still the ones read: a write since keeps it for the next run.
 MARK_THEMED = f"""
 UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
 SET d.themed_signature = r.signature, d.themed_links = r.links
+WITH d, r WHERE coalesce(d.link_signature, '') = coalesce(r.signature, '')
+REMOVE d:{Label.LINKS_CHANGED}
 """
 CREATE_RUN = f"""
 CREATE (r:{Label.THEME_RUN} {{id: $id}})
@@ -91,12 +95,24 @@ class RunReport:
     changes: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the latest run left a worker: the next run after an edit starts from it instead of
+    reading every document, membership and summary back (it does after a deletion)."""
+
+    run_id: str
+    deletions: int  # the writer's deletion counter when the graph was read
+    graph: DocumentGraph
+    themes: list[Theme]
+    summaries: dict[str, ThemeSummary]
+
+
 class ThemeRunner:
     def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
         self.settings = settings
         self.driver = driver
         self.database = database
-        self.seen: tuple[str, DocumentGraph] | None = None  # the latest run's id and the graph it saw
+        self.seen: Seen | None = None
 
     def engine(self) -> Engine:
         choice = self.settings.themes.engine
@@ -117,20 +133,25 @@ class ThemeRunner:
         latest = self.driver.execute_query(LATEST_RUN, database_=self.database).records
         last = latest[0] if latest else None
         with self.driver.session(database=self.database) as session:
-            version = session.execute_read(link_version.current)
+            counters = session.execute_read(link_version.counters)
         same_gamma = not force and last is not None and last["gamma"] == gamma
-        if same_gamma and last["link_version"] == version:
+        if same_gamma and last["link_version"] == counters.version:
             return RunReport(False, LINKS_UNCHANGED)
-        known = self.seen[1] if self.seen and last is not None and self.seen[0] == last["id"] else None
-        graph = document_graph(self.driver, self.database, known)
+        seen = self.seen if self.seen and last is not None and self.seen.run_id == last["id"] and self.seen.deletions == counters.deletions else None
+        graph = document_graph(self.driver, self.database, seen.graph if seen else None)
         moving = graph.frontier
-        stored = self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
-        previous = [Theme(theme_id, level, frozenset(members), score) for theme_id, level, score, members, _ in stored]
-        deleted = any(len(members) != size for _, _, _, members, size in stored)  # a member document is gone
+        if seen:
+            previous, summarized, deleted = seen.themes, seen.summaries, False
+        else:
+            stored = self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
+            previous = [Theme(theme_id, level, frozenset(members), score) for theme_id, level, score, members, _, _ in stored]
+            deleted = any(len(members) != size for _, _, _, members, size, _ in stored)  # a member document is gone
+            # A gone member leaves no trace among the changed documents: every summary is computed again.
+            summarized = {} if deleted else {row[0]: _stored_summary(row[5]) for row in stored}
         if same_gamma and not moving and not deleted:
             with self.driver.session(database=self.database) as session:
-                session.execute_write(self._confirm, last["id"], version, self._marks(graph))
-            self.seen = (last["id"], graph)
+                session.execute_write(self._confirm, last["id"], counters.version, self._marks(graph))
+            self.seen = Seen(last["id"], counters.deletions, graph, previous, summarized)
             return RunReport(False, EDGES_UNCHANGED)
         full = rebuild or last is None or last["gamma"] != gamma or not any(theme.level == 0 for theme in previous)
         if full:
@@ -140,10 +161,8 @@ class ThemeRunner:
             partition = self._update(graph, previous, moving, gamma, last["levels"] or 1)
         next_number = (last["next_theme"] if last else None) or 1 + max((theme_number(t.id) for t in previous), default=0)
         themes, next_number = self._themes(partition, previous, next_number)
-        level0 = {theme.id: theme.members for theme in themes if theme.level == 0}
-        before = {theme.id: theme.members for theme in previous if theme.level == 0}
-        found = changes(before, level0)
-        grouped = sum(len(members) for members in level0.values())
+        found = changes(*_differing(previous, themes, level=0))
+        grouped = sum(len(theme.members) for theme in themes if theme.level == 0)
         run_id = f"run-{started.strftime('%Y%m%dT%H%M%S.%fZ')}"
         report = RunReport(
             True,
@@ -153,10 +172,10 @@ class ThemeRunner:
             FULL if full else UPDATE,
             0 if full else len(moving),
             round(time.monotonic() - began, 3),
-            len(graph.documents),
+            counters.documents,
             grouped,
-            len(graph.documents) - grouped,
-            len(level0),
+            counters.documents - grouped,
+            sum(theme.level == 0 for theme in themes),
             asdict(found),
         )
         props = {
@@ -164,7 +183,7 @@ class ThemeRunner:
             "engine": partition.engine,
             "mode": report.mode,
             "frontier": report.frontier,
-            "link_version": version,
+            "link_version": counters.version,
             "duration": report.seconds,
             "documents": report.documents,
             "grouped": grouped,
@@ -177,16 +196,33 @@ class ThemeRunner:
             "next_theme": next_number,
             "changes": json.dumps(report.changes),
         }
-        summaries = {
-            theme_id: summary
-            for level in range(len(partition.levels))
-            for theme_id, summary in summarize(graph, {t.id: t.members for t in themes if t.level == level}).items()
-        }
+        summaries = self._summaries(graph, themes, previous, summarized, moving)
         with self.driver.session(database=self.database) as session:
-            session.execute_write(self._swap, previous, themes, summaries, gamma, run_id, started.isoformat(), props, self._marks(graph))
-        self.seen = (run_id, graph)
+            session.execute_write(self._swap, previous, themes, summaries, summarized, gamma, run_id, started.isoformat(), props, self._marks(graph))
+        self.seen = Seen(run_id, counters.deletions, graph, themes, summaries)
         report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report
+
+    @staticmethod
+    def _summaries(
+        graph: DocumentGraph,
+        themes: list[Theme],
+        previous: list[Theme],
+        summarized: dict[str, ThemeSummary],
+        moving: set[str],
+    ) -> dict[str, ThemeSummary]:
+        """Every theme's summary: those of `summarized` (the previous themes') that nothing touched
+        are kept, the rest computed (see `touched_themes`)."""
+        found: dict[str, ThemeSummary] = {}
+        for level in sorted({theme.level for theme in themes}):
+            members = {theme.id: theme.members for theme in themes if theme.level == level}
+            before = {theme.id: theme.members for theme in previous if theme.level == level}
+            only = None
+            if summarized and all(theme_id in summarized for theme_id in before):
+                only = touched_themes(graph, members, before, moving)
+                found |= {theme_id: summarized[theme_id] for theme_id in members.keys() - only}
+            found |= summarize(graph, members, only)
+        return found
 
     def _update(self, graph: DocumentGraph, previous: list[Theme], moving: set[str], gamma: float, levels: int) -> Partition:
         """Each stored level updated on its own: its themes held, the frontier free to move."""
@@ -234,14 +270,17 @@ class ThemeRunner:
         previous: list[Theme],
         themes: list[Theme],
         summaries: dict[str, ThemeSummary],
+        summarized: dict[str, ThemeSummary],
         gamma: float,
         run_id: str,
         started: str,
         props: dict,
         marks: list[dict],
     ) -> None:
-        """Make the stored themes equal `themes`, in the caller's one transaction."""
+        """Make the stored themes equal `themes`, in the caller's one transaction, writing only the
+        themes that changed (members, conductance or summary; each keeps the `run` that last did)."""
         kept = {theme.id for theme in themes}
+        before = {theme.id: theme for theme in previous}
         tx.run(DROP_THEMES, ids=[theme.id for theme in previous if theme.id not in kept]).consume()
         rows = [
             {
@@ -253,11 +292,43 @@ class ThemeRunner:
                 **{part: json.dumps(getattr(summaries[theme.id], part)) for part in ("top_targets", "central", "crossovers")},
             }
             for theme in themes
+            if before.get(theme.id) != theme or summarized.get(theme.id) != summaries[theme.id]
         ]
         tx.run(UPSERT_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
-        before = {(uri, theme.id) for theme in previous if theme.id in kept for uri in theme.members}
-        after = {(uri, theme.id) for theme in themes for uri in theme.members}
-        tx.run(LEAVE, pairs=sorted(before - after)).consume()
-        tx.run(JOIN, pairs=sorted(after - before)).consume()
+        moved = [theme for theme in themes if theme.id in before and before[theme.id].members != theme.members]
+        left = {(uri, theme.id) for theme in moved for uri in before[theme.id].members - theme.members}
+        joined = {(uri, theme.id) for theme in themes for uri in (theme.members - before[theme.id].members if theme.id in before else theme.members)}
+        tx.run(LEAVE, pairs=sorted(left)).consume()
+        tx.run(JOIN, pairs=sorted(joined)).consume()
         tx.run(MARK_THEMED, rows=marks).consume()
         tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()
+
+
+def _stored_summary(stored: list) -> ThemeSummary:
+    name, *parts = stored
+    return ThemeSummary(name, *(json.loads(part) if part else [] for part in parts))
+
+
+def _differing(previous: list[Theme], themes: list[Theme], level: int) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """One level's themes before and after, less those with the same id and members on both sides
+    (they took part in no change, so the change log reads only the rest)."""
+    before = {theme.id: theme.members for theme in previous if theme.level == level}
+    after = {theme.id: theme.members for theme in themes if theme.level == level}
+    ids = {theme_id for theme_id in before.keys() | after.keys() if before.get(theme_id) != after.get(theme_id)}
+    return {theme_id: before[theme_id] for theme_id in ids & before.keys()}, {theme_id: after[theme_id] for theme_id in ids & after.keys()}
+
+
+def touched_themes(graph: DocumentGraph, members: dict[str, frozenset[str]], before: dict[str, frozenset[str]], moving: set[str]) -> set[str]:
+    """One level's themes whose summary may differ from the last run's: those whose members changed,
+    those holding a document at a changed link or a document that changed theme, and those linked to
+    a document that changed theme (their crossovers name its theme). A summary reads only the links
+    touching its theme and the themes at their other ends, so every other summary stands."""
+    differing = {theme_id for theme_id in members.keys() | before.keys() if members.get(theme_id) != before.get(theme_id)}
+    relabelled = {uri for theme_id in differing for uri in members.get(theme_id, frozenset()) ^ before.get(theme_id, frozenset())}
+    touched = np.zeros(len(graph.documents), dtype=bool)
+    touched[[graph.position[uri] for uri in moving | relabelled if uri in graph.position]] = True
+    links = graph.directed_arrays
+    near = touched[links.source] | touched[links.target]
+    touched[links.source[near]] = touched[links.target[near]] = True
+    theme_of = {uri: theme_id for theme_id, uris in members.items() for uri in uris}
+    return (differing & members.keys()) | {theme_of[uri] for uri in (graph.documents[place] for place in np.flatnonzero(touched)) if uri in theme_of}
