@@ -19,6 +19,8 @@ from pydantic import Field
 from shapes.budget import size
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
+from shapes.versioned import Versioned
+from worker.graph.freshness import version
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 20
 MAX_NODES = 1_000  # an outline reads at most this many nodes: about four default pages
+KEPT_OUTLINES = 32  # outlines kept for one version of the documents (one per URI and depth asked)
 KIND_ORDER = {Label.LIBRARY: 0, Label.FOLDER: 1, Label.DOCUMENT: 2, Label.SECTION: 3}
 HIDDEN_WORDS = {"Library": "library", "Folder": "folder", "Document": "document", "Section": "section", "Link": "link", "Unresolved": "unresolved link"}
 KIND_WORDS_ORDER = list(HIDDEN_WORDS)
@@ -233,6 +236,21 @@ def _summarised(rows: list[OutlineRow], level: int) -> list[OutlineRow]:
     return kept
 
 
+class OutlineShape:
+    """Outlines kept until the documents change (the documents source's stamp keys them): agents
+    open with the libraries' outline and come back to it, and at 100k documents reading even a
+    bounded tree costs a few round trips."""
+
+    def __init__(self, driver: Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self.outlines: Versioned[Outline] = Versioned(KEPT_OUTLINES)
+
+    def __call__(self, uri: str | None, depth: int) -> Outline:
+        stamps = version(self.driver, self.database, "documents")
+        return self.outlines.get(stamps, (uri, depth), lambda: outline(self.driver, self.database, uri, depth))
+
+
 class OutlineParams(Params):
     uri: str | None = Field(None, description="Start here: a URI from an earlier answer; omit for the libraries")
     depth: int = Field(1, ge=0, le=MAX_DEPTH, description="Levels below the URI to show")
@@ -245,7 +263,7 @@ SPEC = ShapeSpec(
     "use it to read a document's structure or follow its references. URIs feed back into outline and search's under.",
     params=OutlineParams,
     output=Outline,
-    run=lambda shapes, p: outline(shapes.driver, shapes.database, p.uri or None, p.depth),
+    run=lambda shapes, p: shapes.outlines(p.uri or None, p.depth),
     render=render,
     rows=("rows",),
     overview=overview,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from redis.exceptions import RedisError
 
-from shapes import bridge, budget, graph_schema, join_path, joins, links, tables
+from shapes import bridge, budget, graph_schema, join_path, joins, links, outline, tables, themes
 from shapes import freshness as freshness_shape
 from shapes.budget import Page
 from shapes.cypher_runner import CypherShape
@@ -90,6 +90,8 @@ class Shapes:
         self.join_paths = join_path.JoinPathShape(self.driver, database)
         self.schema = graph_schema.GraphSchemaShape(self.driver, database)
         self.links = links.LinksShape(self.driver, database)
+        self.themes = themes.ThemesShape(self.driver, database)
+        self.outlines = outline.OutlineShape(self.driver, database)
         self.bridge = bridge.BridgeShape(self.driver, database)
         self.joins = joins.JoinsShape(self.driver, database)
         self.cypher = CypherShape(self.driver, database)

@@ -128,17 +128,17 @@ def themes(components: Components, corpus: Path, library: str, uri: str, passwor
     try:
         edited.write_text(original + EDIT_LINK)
         refresh(components, worker, library, EDITED, "the edit")
-        env = clean_env(LAKEGRAPH_NEO4J__URI=uri, LAKEGRAPH_NEO4J__PASSWORD=password, LAKEGRAPH_STATE_DIR=str(components.settings.state_path))
-        began = time.perf_counter()
-        done = subprocess.run([LAKEGRAPH, "themes", "--refresh", "--json"], env=env, capture_output=True, text=True, check=True)
-        answer = json.loads(done.stdout)  # one JSON document, whatever the size
-        print(
-            f"  lakegraph themes --refresh --json (a forced run in a fresh process, from nothing): {time.perf_counter() - began:.2f} s, "
-            f"one JSON document of {len(done.stdout) / 1024:,.0f} KB ({len(answer['themes'])} themes shown of {answer['page']['total']})"
-        )
     finally:
         edited.write_text(original)
         refresh(components, worker, library, EDITED, "its reversal")
+    env = clean_env(LAKEGRAPH_NEO4J__URI=uri, LAKEGRAPH_NEO4J__PASSWORD=password, LAKEGRAPH_STATE_DIR=str(components.settings.state_path))
+    began = time.perf_counter()
+    done = subprocess.run([LAKEGRAPH, "themes", "--refresh", "--json"], env=env, capture_output=True, text=True, check=True)
+    answer = json.loads(done.stdout)  # one JSON document, whatever the size
+    print(
+        f"  lakegraph themes --refresh --json (a forced run in a fresh process, which reads the whole graph): {time.perf_counter() - began:.2f} s, "
+        f"one JSON document of {len(done.stdout) / 1024:,.0f} KB ({len(answer['themes'])} themes shown of {answer['page']['total']})"
+    )
 
 
 def refresh(components: Components, worker: ThemeRunner, library: str, relpath: str, label: str) -> None:

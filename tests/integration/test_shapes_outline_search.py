@@ -9,8 +9,9 @@ import pytest
 from neo4j import Driver
 
 from shapes.errors import ShapeError
-from shapes.outline import outline, render
+from shapes.outline import Outline, outline, render
 from shapes.search import search
+from shapes.service import Shapes
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
@@ -77,6 +78,29 @@ def test_an_outline_reads_no_level_past_its_node_cap_and_counts_what_lies_below(
         (1, "lib/recalls", "+30 documents below"),
     ]
     assert "levels 2–20 not read" in render(capped).splitlines()[-1]
+
+
+def test_a_kept_outline_follows_every_change_of_the_documents(library: Path, driver: Driver, neo4j_service: Neo4jService) -> None:
+    """A server keeps outlines per version of the documents: an edit, a new link and a deletion
+    each show in the next call, which equals a fresh read."""
+    shapes = Shapes(neo4j_service.settings, driver, "neo4j")
+    sync = make_sync(neo4j_service, driver, lib=library)
+
+    def ask() -> Outline:
+        return shapes.ask("outline", uri="lib/manuals", depth=3).result
+
+    first = ask()
+    assert ask() == first
+    for edit in (
+        lambda: write(library, "manuals/brakes.md", "# Brakes\n## Pads\nSee [engine](engine.md).\n"),
+        lambda: write(library, "manuals/clutch.md", "# Clutch\n"),
+        lambda: (library / "manuals/clutch.md").unlink(),
+    ):
+        edit()
+        for relpath in ("manuals/brakes.md", "manuals/clutch.md"):
+            sync.sync_path("lib", relpath)
+        assert ask() == outline(driver, "neo4j", "lib/manuals", depth=3) != first
+    assert any(row.kind == "Link" and row.uri == "lib/manuals/engine" for row in ask().rows)
 
 
 def test_outline_refuses_unknown_uris_and_bad_depths(library: Path, driver: Driver) -> None:

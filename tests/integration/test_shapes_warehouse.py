@@ -242,7 +242,7 @@ def test_cli_read_commands(house: lakehouse.Lakehouse, neo4j_service: Neo4jServi
     done = run_cli("coverage", "P0420", "U0140", "--json", env=env)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["missing"] == ["P0420"] and data["found"] == [{"term": "U0140", "mentions": 1, "uris": ["shop/manuals/network#network/bcm"]}]
+    assert data["missing"] == ["P0420"] and data["found"] == [{"term": "U0140", "mentions": 1, "uris": ["shop/manuals/network#network/bcm"], "capped": False}]
     path = run_cli("join-path", "vehicles", "parts", env=env)
     assert path.returncode == 0 and "ON work_order_parts.part_no = parts.part_no AND" in path.stdout
     assert "freshness:" in run_cli("table-context", "comeback", env=env).stdout

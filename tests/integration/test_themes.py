@@ -213,11 +213,16 @@ def test_a_document_whose_links_move_is_recorded_as_that_move(library: tuple[Set
     themes = memberships(driver)
     brakes = next(theme for theme, members in themes.items() if "lib/brakes/pads" in members)
     network = next(theme for theme in themes if theme != brakes)
+    shapes = Shapes(settings, driver, "neo4j")  # a server's, which keeps each run's themes
+    sizes = {view.id: view.size for view in shapes.ask("themes").result.themes}
     (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [bcm](../network/bcm.md), [can](../network/can.md) and [lin](../network/lin.md).\n")
     sync.sync_path("lib", "brakes/bulletin.md")
     report = runner.run()
     assert report.changes["moved"] == [{"document": "lib/brakes/bulletin", "from": brakes, "to": network}]
     assert report.changes["grew"] == {network: 1} and report.changes["shrank"] == {brakes: 1}
+    after = shapes.ask("themes").result
+    assert after == Shapes(settings, driver, "neo4j").ask("themes").result  # the new run's themes, not the kept ones
+    assert {view.id: view.size for view in after.themes} == {brakes: sizes[brakes] - 1, network: sizes[network] + 1}
 
 
 def test_a_failure_injected_mid_write_leaves_the_previous_themes(library: tuple[Settings, Path], driver: Driver, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -125,3 +125,36 @@ def test_summaries_of_some_themes_equal_those_of_all() -> None:
     every = summarize(graph, themes)
     for only in ({"T2"}, {"T1", "T5"}, set(themes)):
         assert summarize(graph, themes, only) == {theme: every[theme] for theme in only}
+
+
+def edge_rows(graph: DocumentGraph) -> set[tuple[str, str, float]]:
+    arrays = graph.arrays
+    return {(graph.linked[a], graph.linked[b], weight) for a, b, weight in zip(arrays.a.tolist(), arrays.b.tolist(), arrays.weight.tolist(), strict=True)}
+
+
+def test_the_arrays_are_the_edges_as_positions_among_the_linked_documents() -> None:
+    rng = random.Random(8)
+    names = [f"d{index:02d}" for index in range(50)]
+    graph = graph_of([(a, b) for a in names[5:] for b in rng.sample(names[5:], 3) if a != b])
+    assert graph.linked == sorted({uri for pair in graph.edges for uri in pair})
+    assert edge_rows(graph) == {(a, b, float(weight)) for (a, b), weight in graph.edges.items()}
+
+
+def test_a_graph_with_some_documents_links_replaced_equals_one_built_from_scratch() -> None:
+    rng = random.Random(9)
+    names = [f"d{index:02d}" for index in range(40)]
+    links = {name: rng.sample([other for other in names if other != name], 3) for name in names}
+    known = graph_of([(source, target) for source, targets in links.items() for target in targets])
+    known.directed_arrays  # noqa: B018  (computed, as a run leaves it, so the patch reuses it)
+    for _ in range(20):
+        edited = rng.sample(names, 3)
+        changes = {name: LinkChange("new", dict.fromkeys(links[name], 1)) for name in edited}
+        for name in edited:
+            links[name] = rng.sample([other for other in names if other != name], rng.randint(0, 4))
+        outgoing = {name: [(target, 1) for target in links[name]] for name in edited}
+        patched = known.replaced(changes, outgoing, dict.fromkeys(names, ""), {})
+        fresh = graph_of([(source, target) for source, targets in links.items() for target in targets])
+        assert patched.directed == fresh.directed and patched.edges == fresh.edges
+        assert "directed_arrays" in patched.__dict__  # patched, not built again
+        assert patched.linked == fresh.linked and edge_rows(patched) == edge_rows(fresh)
+        known = patched

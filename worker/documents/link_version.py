@@ -55,11 +55,12 @@ SET s.deletions = coalesce(s.deletions, 0) + 1
 """
 CURRENT = f"MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}}) RETURN coalesce(s.link_version, 0) AS version"
 # Both counters and the number of documents (from the count store): what a themes run starts from.
+# The count comes first and alone: counted beside other columns it would scan every document.
 COUNTERS = f"""
-OPTIONAL MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
-WITH coalesce(s.link_version, 0) AS version, coalesce(s.deletions, 0) AS deletions
 MATCH (d:{Label.DOCUMENT})
-RETURN version, deletions, count(d) AS documents
+WITH count(d) AS documents
+OPTIONAL MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
+RETURN coalesce(s.link_version, 0) AS version, coalesce(s.deletions, 0) AS deletions, documents
 """
 
 

@@ -21,33 +21,35 @@ import numpy as np
 
 from worker.themes.model import DocumentGraph
 
+BINCOUNT_LIMIT = 4_000_000  # pairs of collapsed nodes summed in one array (32 MB of float64)
+
 
 def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[str], gamma: float, random_seed: int) -> dict[str, int]:
     """The new membership (uri -> community) of every linked document. `previous` holds the last
     run's communities; documents outside it (new, or ungrouped) move freely, like the frontier."""
     nodes = graph.linked
-    free = set(frontier) | {uri for uri in nodes if uri not in previous}
-    labels: dict[object, int] = {}  # communities numbered as met: leidenalg wants them below the node count
-    unit = np.empty(len(nodes), dtype=np.int64)  # node of the collapsed graph, per document
-    starts: list[int] = []  # per collapsed node: its starting community
-    fixed: list[bool] = []
-    held: dict[int, int] = {}  # community -> the node holding its fixed members
-    for position, uri in enumerate(nodes):
-        community = labels.setdefault(previous.get(uri, uri), len(labels))  # a new document: a community of its own
-        if uri in free:
-            unit[position] = len(starts)
-            starts.append(community)
-            fixed.append(False)
-        else:
-            if community not in held:
-                held[community] = len(starts)
-                starts.append(community)
-                fixed.append(True)
-            unit[position] = held[community]
+    count = len(nodes)
+    known = np.fromiter((uri in previous for uri in nodes), dtype=bool, count=count)
+    moving = set(frontier)
+    free = np.fromiter((uri in moving for uri in nodes), dtype=bool, count=count) | ~known
+    held = np.fromiter((previous.get(uri, 0) for uri in nodes), dtype=np.int64, count=count)
+    # communities numbered as met (leidenalg wants them below the node count): a document's previous
+    # community, or one of its own when it had none (a new document)
+    community = _numbered_as_met(np.where(known, held, held.max(initial=0) + 1 + np.arange(count)))
+    # nodes of the collapsed graph, numbered as met: each free document alone, each community's fixed members together
+    unit = _numbered_as_met(np.where(free, count + np.arange(count), community))
+    _, first = np.unique(unit, return_index=True)  # each node's first document
+    starts, fixed = community[first].tolist(), (~free[first]).tolist()
     edges, size = graph.arrays, len(starts)
     ends_a, ends_b = unit[edges.a], unit[edges.b]
-    pairs, position = np.unique(np.minimum(ends_a, ends_b) * size + np.maximum(ends_a, ends_b), return_inverse=True)
-    weights = np.bincount(position, weights=edges.weight, minlength=len(pairs))
+    keys = np.minimum(ends_a, ends_b) * size + np.maximum(ends_a, ends_b)
+    if size * size <= BINCOUNT_LIMIT:  # a few hundred themes and the frontier: sum by key, no sort
+        summed = np.bincount(keys, weights=edges.weight, minlength=size * size)
+        pairs = np.flatnonzero(summed)
+        weights = summed[pairs]
+    else:
+        pairs, position = np.unique(keys, return_inverse=True)
+        weights = np.bincount(position, weights=edges.weight, minlength=len(pairs))
     network = igraph.Graph(n=size, edges=np.stack([pairs // size, pairs % size], axis=1).tolist())
     network.es["weight"] = weights.tolist()
     partition = leidenalg.RBConfigurationVertexPartition(
@@ -61,3 +63,11 @@ def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[st
     optimiser.optimise_partition(partition, n_iterations=-1, is_membership_fixed=fixed)
     membership = np.asarray(partition.membership)[unit]
     return dict(zip(nodes, membership.tolist(), strict=True))
+
+
+def _numbered_as_met(keys: np.ndarray) -> np.ndarray:
+    """Each key replaced by the rank of its first occurrence: [7, 3, 7, 9] -> [0, 1, 0, 2]."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]

@@ -36,26 +36,35 @@ class LinkChange:
 
 @dataclass(frozen=True)
 class DocumentGraph:
-    """Documents as nodes, links collapsed to documents at both ends, undirected, weighted by count."""
+    """Documents as nodes, links collapsed to documents at both ends, undirected, weighted by count.
 
-    documents: list[str]  # every document uri, linked or not
+    `edges` is `directed` summed over both directions; the arrays are computed from `directed` alone
+    (numpy, no loop over the links), and a graph patched from the last run's (`replaced`) patches
+    them instead of building them again."""
+
+    documents: list[str]  # every document uri, linked or not, in order
     edges: dict[tuple[str, str], int]  # (a, b) with a < b -> link count
     element_ids: dict[str, str] = field(default_factory=dict)  # uri -> Neo4j element id, for projections
     directed: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, target) -> link count
     changed: dict[str, LinkChange] = field(default_factory=dict)  # uri -> its change since the last run
     titles: dict[str, str] = field(default_factory=dict)  # uri -> display name
 
-    @cached_property
+    @property
     def linked(self) -> list[str]:
-        return sorted({uri for pair in self.edges for uri in pair})
+        """The documents with at least one link, in order."""
+        return self._undirected[0]
+
+    @property
+    def arrays(self) -> EdgeArrays:
+        return self._undirected[1]
 
     @cached_property
     def position(self) -> dict[str, int]:
         """uri -> its place in `documents`."""
         return {uri: place for place, uri in enumerate(self.documents)}
 
-    # The arrays keep the dicts' order: what is computed on them (sums of whole link counts, sorts
-    # with explicit keys) does not depend on it.
+    # The arrays do not keep the dicts' order: what is computed on them (sums of whole link counts,
+    # sorts with explicit keys) does not depend on it.
     @cached_property
     def directed_arrays(self) -> LinkArrays:
         count = len(self.directed)
@@ -66,14 +75,53 @@ class DocumentGraph:
         )
 
     @cached_property
-    def arrays(self) -> EdgeArrays:
-        index = {uri: position for position, uri in enumerate(self.linked)}
-        count = len(self.edges)
-        return EdgeArrays(
-            np.fromiter((index[a] for a, _ in self.edges), dtype=np.int64, count=count),
-            np.fromiter((index[b] for _, b in self.edges), dtype=np.int64, count=count),
-            np.fromiter(self.edges.values(), dtype=np.float64, count=count),
-        )
+    def _undirected(self) -> tuple[list[str], EdgeArrays]:
+        """The linked documents and the undirected edges as positions among them: both directions of
+        a pair summed (documents are in order, so the smaller position is the smaller uri)."""
+        links, size = self.directed_arrays, len(self.documents)
+        pairs, position = np.unique(np.minimum(links.source, links.target) * size + np.maximum(links.source, links.target), return_inverse=True)
+        weight = np.bincount(position, weights=links.count, minlength=len(pairs))
+        a, b = pairs // size, pairs % size
+        nodes = np.unique(np.concatenate([a, b]))
+        return [self.documents[place] for place in nodes.tolist()], EdgeArrays(np.searchsorted(nodes, a), np.searchsorted(nodes, b), weight)
+
+    def replaced(
+        self, changed: dict[str, LinkChange], outgoing: dict[str, list[tuple[str, int]]], element_ids: dict[str, str], titles: dict[str, str]
+    ) -> DocumentGraph:
+        """This graph with the changed documents' outgoing links replaced by `outgoing`. Their old
+        links are the ones the last run saw (`LinkChange.themed`), so the edges change by the
+        difference; the arrays are patched when no document was added."""
+        directed, edges = dict(self.directed), dict(self.edges)
+
+        def add(source: str, target: str, links: int) -> None:
+            pair = (source, target) if source < target else (target, source)
+            if total := edges.get(pair, 0) + links:
+                edges[pair] = total
+            else:
+                edges.pop(pair, None)
+
+        for uri, change in changed.items():
+            for target, links in change.themed.items():
+                directed.pop((uri, target), None)
+                add(uri, target, -links)
+        for uri, links_out in outgoing.items():
+            for target, links in links_out:
+                directed[(uri, target)] = links
+                add(uri, target, links)
+        same = len(element_ids) == len(self.documents)  # element_ids only grows from this graph's
+        graph = DocumentGraph(self.documents if same else sorted(element_ids), edges, element_ids, directed, changed, titles)
+        if same and "directed_arrays" in self.__dict__:  # seed the new graph's caches from this one's
+            position, old = self.position, self.directed_arrays
+            kept = ~np.isin(old.source, [position[uri] for uri in changed])
+            rows = [(position[uri], position[target], links) for uri, links_out in outgoing.items() for target, links in links_out]
+            source, target, count = (np.array([row[column] for row in rows], dtype=dtype) for column, dtype in enumerate((np.int64, np.int64, np.float64)))
+            graph.__dict__.update(
+                position=position,
+                directed_arrays=LinkArrays(
+                    np.concatenate([old.source[kept], source]), np.concatenate([old.target[kept], target]), np.concatenate([old.count[kept], count])
+                ),
+            )
+        return graph
 
     @cached_property
     def changed_links(self) -> dict[str, dict[str, int]]:

@@ -67,8 +67,7 @@ def _read(tx: ManagedTransaction, _: None) -> DocumentGraph:
 
 
 def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
-    """`known` with the changed documents' outgoing links replaced: their old links are the ones
-    the last run saw (it left them on each document), so the edges change by the difference."""
+    """`known` with the labelled documents' outgoing links read again (see `DocumentGraph.replaced`)."""
     found = tx.run(CHANGED).single()["changed"]
     element_ids, titles = dict(known.element_ids), dict(known.titles)
     for uri, element_id, title, _, _ in found:
@@ -76,31 +75,13 @@ def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
         if title:
             titles[uri] = title
     changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, _, signature, themed in found}
-    directed, edges = dict(known.directed), dict(known.edges)
-
-    def add(source: str, target: str, links: int) -> None:
-        pair = (source, target) if source < target else (target, source)
-        if total := edges.get(pair, 0) + links:
-            edges[pair] = total
-        else:
-            edges.pop(pair, None)
-
-    for uri, change in changed.items():
-        for target, links in change.themed.items():
-            directed.pop((uri, target), None)
-            add(uri, target, -links)
-    now = {record["uri"]: record["edges"] for record in tx.run(link_version.OUTGOING, uris=sorted(changed))}
-    for uri, outgoing in now.items():
-        for target, links in outgoing:
-            directed[(uri, target)] = links
-            add(uri, target, links)
-    new = sorted({target for outgoing in now.values() for target, _ in outgoing} - element_ids.keys())
+    outgoing = {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=sorted(changed))}
+    new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - element_ids.keys())
     for uri, element_id, title in tx.run(MET, uris=new).single()["documents"] if new else []:
         element_ids[uri] = element_id
         if title:
             titles[uri] = title
-    documents = known.documents if len(element_ids) == len(known.documents) else sorted(element_ids)
-    return DocumentGraph(documents, edges, element_ids, directed, changed, titles)
+    return known.replaced(changed, outgoing, element_ids, titles)
 
 
 def conductance(graph: DocumentGraph, membership: dict[str, int]) -> dict[int, float]:

@@ -11,6 +11,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from itertools import pairwise
 
 import numpy as np
 from neo4j import Driver, ManagedTransaction
@@ -228,7 +229,7 @@ class ThemeRunner:
         """Each stored level updated on its own: its themes held, the frontier free to move."""
         memberships, scores = [], []
         for level in range(levels):
-            held = {uri: theme_number(theme.id) for theme in previous if theme.level == level for uri in theme.members}
+            held = {uri: number for theme in previous if theme.level == level for number in [theme_number(theme.id)] for uri in theme.members}
             membership = frontier.update(graph, held, moving, gamma, self.settings.themes.random_seed)
             memberships.append(membership)
             scores.append(conductance(graph, membership))
@@ -250,10 +251,7 @@ class ThemeRunner:
     def _themes(self, partition: Partition, previous: list[Theme], next_number: int) -> tuple[list[Theme], int]:
         found: list[Theme] = []
         for level, membership in enumerate(partition.levels):
-            groups: dict[int, set[str]] = {}
-            for uri, community in membership.items():
-                groups.setdefault(community, set()).add(uri)
-            kept = {community: frozenset(members) for community, members in groups.items() if len(members) >= self.settings.themes.min_size}
+            kept = {community: members for community, members in _groups(membership).items() if len(members) >= self.settings.themes.min_size}
             named, next_number = assign_ids(
                 list(kept.values()),
                 [theme for theme in previous if theme.level == level],
@@ -302,6 +300,16 @@ class ThemeRunner:
         tx.run(JOIN, pairs=sorted(joined)).consume()
         tx.run(MARK_THEMED, rows=marks).consume()
         tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()
+
+
+def _groups(membership: dict[str, int]) -> dict[int, frozenset[str]]:
+    """community -> its members, grouped by one sort instead of a set per document."""
+    uris = list(membership)
+    communities = np.fromiter(membership.values(), dtype=np.int64, count=len(uris))
+    order = np.argsort(communities, kind="stable")
+    bounds = [0, *(np.flatnonzero(np.diff(communities[order])) + 1).tolist(), len(uris)]
+    ordered = [uris[place] for place in order.tolist()]
+    return {int(communities[order[start]]): frozenset(ordered[start:end]) for start, end in pairwise(bounds) if end > start}
 
 
 def _stored_summary(stored: list) -> ThemeSummary:
