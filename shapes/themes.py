@@ -94,9 +94,9 @@ class ThemesResult:
     members: list[dict] = field(default_factory=list)  # {"uri", "name"} in URI order
 
 
-def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[str, int], list[dict]] | None = None) -> ThemesResult:
+def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[str, int], list[dict]]) -> ThemesResult:
     """The themes at a level, largest first; or, with `theme`, that theme and its members.
-    `stored(run id, level)` gives the level's stored themes (a cache may keep them per run)."""
+    `stored(run id, level)` gives the level's stored themes (see `ThemesShape`)."""
     if not 0 <= level <= MAX_LEVEL:
         raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
@@ -113,7 +113,7 @@ def themes(driver: Driver, database: str, level: int, theme: str | None, stored:
         level = found[0]["level"]
     if level >= (run["levels"] or 1):
         raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
-    rows = stored(run["id"], level) if stored else stored_themes(driver, database, level)
+    rows = stored(run["id"], level)
     views = [ThemeView(**row, share=round(row["size"] / total, 4) if total else 0.0, cohesion=cohesion(row["conductance"])) for row in rows]
     grouped = sum(view.size for view in views)
     if theme is None:

@@ -27,7 +27,7 @@ NAMES = [f"doc-{index}" for index in range(12)]
 
 def version(driver: Driver) -> int:
     with driver.session(database="neo4j") as session:
-        return session.execute_read(link_version.current)
+        return session.execute_read(link_version.counters).version
 
 
 def edges(driver: Driver) -> dict[tuple[str, str], int]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from worker.themes import frontier
 from worker.themes.model import DocumentGraph, LinkChange
 from worker.themes.projection import conductance
@@ -158,3 +160,14 @@ def test_a_graph_with_some_documents_links_replaced_equals_one_built_from_scratc
         assert "directed_arrays" in patched.__dict__  # patched, not built again
         assert patched.linked == fresh.linked and edge_rows(patched) == edge_rows(fresh)
         known = patched
+
+
+def test_the_collapsed_edges_are_the_same_summed_by_key_or_by_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(12)
+    names = [f"d{index:02d}" for index in range(80)]
+    graph = graph_of([(a, b) for a in names for b in rng.sample(names, 4) if a != b])
+    previous = {uri: rng.randrange(6) for uri in names if rng.random() < 0.8}
+    moving = set(rng.sample(names, 10))
+    by_key = frontier.update(graph, previous, moving, 1.0, 42)
+    monkeypatch.setattr(frontier, "BINCOUNT_LIMIT", 0)  # every collapsed graph summed by a sort instead
+    assert frontier.update(graph, previous, moving, 1.0, 42) == by_key

@@ -53,7 +53,6 @@ COUNT_DELETION = f"""
 MERGE (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}})
 SET s.deletions = coalesce(s.deletions, 0) + 1
 """
-CURRENT = f"MATCH (s:{Label.SOURCE} {{id: '{SOURCE_ID}'}}) RETURN coalesce(s.link_version, 0) AS version"
 # Both counters and the number of documents (from the count store): what a themes run starts from.
 # The count comes first and alone: counted beside other columns it would scan every document.
 COUNTERS = f"""
@@ -96,10 +95,5 @@ class Counters:
 
 
 def counters(tx: ManagedTransaction) -> Counters:
-    record = tx.run(COUNTERS).single()
-    return Counters(record["version"], record["deletions"], record["documents"]) if record else Counters(0, 0, 0)
-
-
-def current(tx: ManagedTransaction) -> int:
-    record = tx.run(CURRENT).single()
-    return record["version"] if record else 0
+    record = tx.run(COUNTERS).single(strict=True)  # a count always gives its row
+    return Counters(record["version"], record["deletions"], record["documents"])

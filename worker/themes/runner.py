@@ -162,7 +162,9 @@ class ThemeRunner:
             partition = self._update(graph, previous, moving, gamma, last["levels"] or 1)
         next_number = (last["next_theme"] if last else None) or 1 + max((theme_number(t.id) for t in previous), default=0)
         themes, next_number = self._themes(partition, previous, next_number)
-        found = changes(*_differing(previous, themes, level=0))
+        before, after = _at_level(previous, 0), _at_level(themes, 0)
+        differing = _differing(before, after)  # the others took part in no change
+        found = changes({key: before[key] for key in differing & before.keys()}, {key: after[key] for key in differing & after.keys()})
         grouped = sum(len(theme.members) for theme in themes if theme.level == 0)
         run_id = f"run-{started.strftime('%Y%m%dT%H%M%S.%fZ')}"
         report = RunReport(
@@ -216,8 +218,7 @@ class ThemeRunner:
         are kept, the rest computed (see `touched_themes`)."""
         found: dict[str, ThemeSummary] = {}
         for level in sorted({theme.level for theme in themes}):
-            members = {theme.id: theme.members for theme in themes if theme.level == level}
-            before = {theme.id: theme.members for theme in previous if theme.level == level}
+            members, before = _at_level(themes, level), _at_level(previous, level)
             only = None
             if summarized and all(theme_id in summarized for theme_id in before):
                 only = touched_themes(graph, members, before, moving)
@@ -229,7 +230,10 @@ class ThemeRunner:
         """Each stored level updated on its own: its themes held, the frontier free to move."""
         memberships, scores = [], []
         for level in range(levels):
-            held = {uri: number for theme in previous if theme.level == level for number in [theme_number(theme.id)] for uri in theme.members}
+            held: dict[str, int] = {}
+            for theme in previous:
+                if theme.level == level:
+                    held.update(dict.fromkeys(theme.members, theme_number(theme.id)))
             membership = frontier.update(graph, held, moving, gamma, self.settings.themes.random_seed)
             memberships.append(membership)
             scores.append(conductance(graph, membership))
@@ -317,13 +321,13 @@ def _stored_summary(stored: list) -> ThemeSummary:
     return ThemeSummary(name, *(json.loads(part) if part else [] for part in parts))
 
 
-def _differing(previous: list[Theme], themes: list[Theme], level: int) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-    """One level's themes before and after, less those with the same id and members on both sides
-    (they took part in no change, so the change log reads only the rest)."""
-    before = {theme.id: theme.members for theme in previous if theme.level == level}
-    after = {theme.id: theme.members for theme in themes if theme.level == level}
-    ids = {theme_id for theme_id in before.keys() | after.keys() if before.get(theme_id) != after.get(theme_id)}
-    return {theme_id: before[theme_id] for theme_id in ids & before.keys()}, {theme_id: after[theme_id] for theme_id in ids & after.keys()}
+def _at_level(themes: list[Theme], level: int) -> dict[str, frozenset[str]]:
+    return {theme.id: theme.members for theme in themes if theme.level == level}
+
+
+def _differing(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]]) -> set[str]:
+    """The theme ids on one side only or with other members on the other."""
+    return {theme_id for theme_id in before.keys() | after.keys() if before.get(theme_id) != after.get(theme_id)}
 
 
 def touched_themes(graph: DocumentGraph, members: dict[str, frozenset[str]], before: dict[str, frozenset[str]], moving: set[str]) -> set[str]:
@@ -331,7 +335,7 @@ def touched_themes(graph: DocumentGraph, members: dict[str, frozenset[str]], bef
     those holding a document at a changed link or a document that changed theme, and those linked to
     a document that changed theme (their crossovers name its theme). A summary reads only the links
     touching its theme and the themes at their other ends, so every other summary stands."""
-    differing = {theme_id for theme_id in members.keys() | before.keys() if members.get(theme_id) != before.get(theme_id)}
+    differing = _differing(before, members)
     relabelled = {uri for theme_id in differing for uri in members.get(theme_id, frozenset()) ^ before.get(theme_id, frozenset())}
     touched = np.zeros(len(graph.documents), dtype=bool)
     touched[[graph.position[uri] for uri in moving | relabelled if uri in graph.position]] = True
