@@ -70,17 +70,18 @@ def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
     """`known` with the labelled documents' outgoing links read again (see `DocumentGraph.replaced`)."""
     found = tx.run(CHANGED).single()["changed"]
     element_ids, titles = dict(known.element_ids), dict(known.titles)
-    for uri, element_id, title, _, _ in found:
-        element_ids[uri] = element_id
-        if title:
-            titles[uri] = title
+
+    def meet(rows: list) -> None:
+        for uri, element_id, title, *_ in rows:
+            element_ids[uri] = element_id
+            if title:
+                titles[uri] = title
+
+    meet(found)
     changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, _, signature, themed in found}
     outgoing = {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=sorted(changed))}
     new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - element_ids.keys())
-    for uri, element_id, title in tx.run(MET, uris=new).single()["documents"] if new else []:
-        element_ids[uri] = element_id
-        if title:
-            titles[uri] = title
+    meet(tx.run(MET, uris=new).single()["documents"] if new else [])
     return known.replaced(changed, outgoing, element_ids, titles)
 
 

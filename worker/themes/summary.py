@@ -52,7 +52,7 @@ def summarize(graph: DocumentGraph, themes: dict[str, frozenset[str]], only: set
     label = np.full(len(documents), -1, dtype=np.int64)
     for number, theme in enumerate(ids):
         label[[graph.position[uri] for uri in themes[theme]]] = number
-    wanted = np.zeros(len(ids) + 1, dtype=bool)  # by theme number; the last place stands for -1
+    wanted = np.zeros(len(ids) + 1, dtype=bool)  # by theme number; the last place, read for -1 (no theme), stays False
     wanted[[number for number, theme in enumerate(ids) if only is None or theme in only]] = True
     source, target, count = links.source, links.target, links.count
     home, there = label[source], label[target]
@@ -60,16 +60,16 @@ def summarize(graph: DocumentGraph, themes: dict[str, frozenset[str]], only: set
     source, target, count, home, there = source[touching], target[touching], count[touching], home[touching], there[touching]
     rows = {theme: ThemeSummary(folder_of(themes[theme]), [], [], []) for number, theme in enumerate(ids) if wanted[number]}
 
-    cited = wanted[home] & (home >= 0)  # each (member, target) link once: the member cites the target
+    cited = wanted[home]  # each (member, target) link once: the member cites the target
     pairs, citing = np.unique(home[cited] * len(documents) + target[cited], return_counts=True)
     owner, cited_target = pairs // len(documents), pairs % len(documents)
     for row in _top(owner, -citing, cited_target, k=TOP_TARGETS):
         rows[ids[owner[row]]].top_targets.append({"uri": documents[cited_target[row]], "cited_by": int(citing[row])})
 
-    inside = wanted[home] & (home >= 0) & (home == there)
+    inside = cited & (home == there)
     degree = np.bincount(source[inside], weights=count[inside], minlength=len(documents))
     degree += np.bincount(target[inside], weights=count[inside], minlength=len(documents))
-    members = np.flatnonzero((label >= 0) & wanted[label])
+    members = np.flatnonzero(wanted[label])
     for row in _top(label[members], -degree[members], members, k=TOP_CENTRAL):
         uri = members[row]
         rows[ids[label[uri]]].central.append({"uri": documents[uri], "links": int(degree[uri])})
