@@ -16,8 +16,6 @@ from functools import cached_property
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
 
-from redis.exceptions import RedisError
-
 from shapes import bridge, budget, graph_schema, join_path, joins, links, outline, tables, themes
 from shapes import freshness as freshness_shape
 from shapes.budget import Page
@@ -39,7 +37,6 @@ from shapes.spec import Needs, Params, ShapeSpec
 from worker import problems
 from worker.errors import LakegraphError
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
-from worker.runtime import redis_server
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -176,6 +173,10 @@ class Shapes:
     def refresh_gauges(self) -> None:
         """Parked problems, source ages and backlogs, read just before /metrics is served. Problems
         held in Redis come first: they are the ones that exist while the graph is down."""
+        from redis.exceptions import RedisError  # imported by the call: a shape call from the CLI needs no Redis
+
+        from worker.runtime import redis_server
+
         try:
             PROBLEMS_HELD.set(len(problems.held(redis_server.broker_client(self.settings, timeout=0.5))))
         except (RedisError, LakegraphError):

@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from shapes.commands import CommandExtra, serve_command, shape_command
+from shapes.catalog import COMMANDS as SHAPE_COMMANDS
+from shapes.serve_command import serve_command
 from worker.cli_support import Context, emit_json, err, out, pass_context, progress_bars
 from worker.commands.extract_joins import extract_joins_command
 from worker.demo.command import demo_command
 from worker.errors import EngineUnavailable, LakegraphError
 
 if TYPE_CHECKING:
+    from shapes.commands import CommandExtra
     from worker.problems import Problem
     from worker.settings import Settings
 
@@ -33,28 +35,33 @@ def command_extras() -> dict[str, CommandExtra]:
 
 
 class LakegraphGroup(click.Group):
-    """The read commands are made from the shape specs the first time a command is looked up, so
-    `--version` never imports the shapes."""
-
-    shapes_added = False
-
-    def _add_shapes(self) -> None:
-        if self.shapes_added:
-            return
-        from shapes.registry import SPECS
-
-        extras = command_extras()
-        for spec in SPECS.values():
-            self.add_command(shape_command(spec, extras.get(spec.name)))
-        self.shapes_added = True
+    """The read commands are listed from the generated catalog and made from their spec only when
+    one is run (or its help shown), so `--version` and `--help` never import the shapes."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._add_shapes()
-        return super().list_commands(ctx)
+        return sorted({*self.commands, *SHAPE_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._add_shapes()
+        if cmd_name in SHAPE_COMMANDS and cmd_name not in self.commands:
+            from shapes.commands import shape_command
+            from shapes.registry import SPECS
+
+            spec = next(spec for spec in SPECS.values() if spec.command == cmd_name)
+            self.add_command(shape_command(spec, command_extras().get(spec.name)))
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """One row per command; a shape's row is its catalog purpose."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is not None and command.hidden:
+                continue
+            rows.append((name, SHAPE_COMMANDS[name] if command is None else command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LakegraphGroup, context_settings={"help_option_names": ["-h", "--help"]})

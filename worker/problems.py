@@ -17,14 +17,16 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import redis
 from neo4j import Driver
 from neo4j.exceptions import DriverError, Neo4jError
 
 from worker.errors import EngineUnavailable
 from worker.graph.schema import Label
+
+if TYPE_CHECKING:
+    import redis
 
 Kind = Literal["skipped", "warning", "failed", "conflict"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import assert_one_line_error, run_cli
-from worker.warehouse.joins import SchemaIndex, extract, fingerprint
+from worker.warehouse.joins import SchemaIndex, extract, fingerprint, known_dialect
 from worker.warehouse.query_log import Execution, absorb
 
 SCHEMA = SchemaIndex(
@@ -306,3 +306,12 @@ def test_public_query_sets_learn_exactly_their_labelled_joins() -> None:
     for path in query_sets():
         result = score(path)
         assert (result.precision, result.recall, result.unresolved) == (1.0, 1.0, 0), path.stem
+
+
+def test_an_unknown_dialect_is_refused_with_the_setting_named_before_any_query() -> None:
+    from worker.errors import LakegraphError
+    from worker.warehouse.query_graph import QueryGraph
+
+    assert known_dialect("duckdb") == "duckdb"
+    with pytest.raises(LakegraphError, match=r"warehouse.sql_dialect: Unknown dialect 'bigqeury'. Did you mean bigquery\?"):
+        QueryGraph(driver=None, database="neo4j", dialect="bigqeury")  # type: ignore[arg-type]  # refused before the graph is used

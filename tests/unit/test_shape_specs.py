@@ -95,3 +95,7 @@ def test_the_openapi_document_is_valid() -> None:
 def test_the_readme_shapes_table_is_current() -> None:
     readme = docs.README.read_text()
     assert docs.with_table(readme) == readme, "the README's shapes table is stale: run `python -m shapes.docs`"
+
+
+def test_the_command_catalog_is_current() -> None:
+    assert docs.CATALOG.read_text() == docs.catalog(), "shapes/catalog.py is stale: run `python -m shapes.docs`"

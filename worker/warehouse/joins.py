@@ -24,18 +24,28 @@ from itertools import product
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from worker.errors import first_line
+from worker.errors import LakegraphError, first_line
 
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
 _STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _NUMBERS = re.compile(r"(?<![\w`.])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w`])")
 _SPACE = re.compile(r"\s+")
 MAX_TRACE_DEPTH = 32
+
+
+def known_dialect(name: str) -> str:
+    """The setting `warehouse.sql_dialect` when sqlglot knows it; refused, with sqlglot's suggestion, before any query is read."""
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError as error:
+        raise LakegraphError(f"warehouse.sql_dialect: {error}") from None
+    return name
 
 
 @dataclass(frozen=True, order=True)

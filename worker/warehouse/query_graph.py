@@ -32,7 +32,7 @@ from worker.graph.freshness import version as freshness_version
 from worker.graph.locks import lock_query_log
 from worker.graph.schema import Label, Rel
 from worker.warehouse.audit_log import QueryEvent
-from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint
+from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint, known_dialect
 from worker.warehouse.query_log import Execution, absorb
 
 DUPLICATE_RACE_ATTEMPTS = 3
@@ -138,7 +138,7 @@ class QueryGraph:
     def __init__(self, driver: Driver, database: str, dialect: str = "bigquery") -> None:
         self.driver = driver
         self.database = database
-        self.dialect = dialect
+        self.dialect = known_dialect(dialect)
         self.cache: dict[str, Extraction] = {}
         self._schema: tuple[object, SchemaIndex] | None = None
 
