@@ -111,13 +111,9 @@ def test_a_failed_run_leaves_the_themes_and_drops_its_projection(library: tuple[
     settings, _ = library
     ThemeRunner(settings, driver, "neo4j").run()
     before = memberships(driver)
-    ghost = DocumentGraph(
-        ["lib/nowhere/a", "lib/nowhere/b"],
-        {("lib/nowhere/a", "lib/nowhere/b"): 1},
-        {"lib/nowhere/a": "4:00000000-0000-0000-0000-000000000000:999998", "lib/nowhere/b": "4:00000000-0000-0000-0000-000000000000:999999"},
-    )
+    graph = DocumentGraph(["lib/a", "lib/b"], {("lib/a", "lib/b"): 1})
     with pytest.raises(LakegraphError, match="GDS Leiden failed"):
-        GdsEngine(driver, "neo4j").partition(ghost, 1.0, 42, 3)
+        GdsEngine(driver, "neo4j").partition(graph, -1.0, 42, 3)  # a resolution Leiden refuses, after the projection
     assert driver.execute_query(PROJECTIONS).records[0]["n"] == 0
     assert memberships(driver) == before
 

@@ -23,7 +23,7 @@ def graph_of(links: list[tuple[str, str]]) -> DocumentGraph:
         pair = (min(source, target), max(source, target))
         edges[pair] = edges.get(pair, 0) + count
     documents = sorted({uri for link in links for uri in link})
-    return DocumentGraph(documents, edges, {}, directed)
+    return DocumentGraph(documents, edges, directed)
 
 
 def clique(prefix: str, size: int) -> list[tuple[str, str]]:
@@ -69,7 +69,6 @@ def test_the_frontier_is_the_ends_of_changed_links_only() -> None:
     graph = DocumentGraph(
         graph_of(links).documents,
         graph_of(links).edges,
-        {},
         graph_of(links).directed,
         {"a1": LinkChange("new", {f"a{i}": 1 for i in range(6) if i != 1} | {"b4": 1}), "a2": LinkChange("same", {f"a{i}": 1 for i in range(6) if i != 2})},
     )
@@ -129,9 +128,10 @@ def test_summaries_of_some_themes_equal_those_of_all() -> None:
         assert summarize(graph, themes, only) == {theme: every[theme] for theme in only}
 
 
-def edge_rows(graph: DocumentGraph) -> set[tuple[str, str, float]]:
+def edge_rows(graph: DocumentGraph) -> list[tuple[str, str, float]]:
+    """The arrays as named rows, in their order (the GDS projection's order)."""
     arrays = graph.arrays
-    return {(graph.linked[a], graph.linked[b], weight) for a, b, weight in zip(arrays.a.tolist(), arrays.b.tolist(), arrays.weight.tolist(), strict=True)}
+    return [(graph.linked[a], graph.linked[b], weight) for a, b, weight in zip(arrays.a.tolist(), arrays.b.tolist(), arrays.weight.tolist(), strict=True)]
 
 
 def test_the_arrays_are_the_edges_as_positions_among_the_linked_documents() -> None:
@@ -139,7 +139,7 @@ def test_the_arrays_are_the_edges_as_positions_among_the_linked_documents() -> N
     names = [f"d{index:02d}" for index in range(50)]
     graph = graph_of([(a, b) for a in names[5:] for b in rng.sample(names[5:], 3) if a != b])
     assert graph.linked == sorted({uri for pair in graph.edges for uri in pair})
-    assert edge_rows(graph) == {(a, b, float(weight)) for (a, b), weight in graph.edges.items()}
+    assert edge_rows(graph) == [(a, b, float(weight)) for (a, b), weight in sorted(graph.edges.items())]
 
 
 def test_a_graph_with_some_documents_links_replaced_equals_one_built_from_scratch() -> None:
@@ -154,7 +154,7 @@ def test_a_graph_with_some_documents_links_replaced_equals_one_built_from_scratc
         for name in edited:
             links[name] = rng.sample([other for other in names if other != name], rng.randint(0, 4))
         outgoing = {name: [(target, 1) for target in links[name]] for name in edited}
-        patched = known.replaced(changes, outgoing, dict.fromkeys(names, ""), {})
+        patched = known.replaced(changes, outgoing, set(names), {})
         fresh = graph_of([(source, target) for source, targets in links.items() for target in targets])
         assert patched.directed == fresh.directed and patched.edges == fresh.edges
         assert "directed_arrays" in patched.__dict__  # patched, not built again

@@ -1,9 +1,10 @@
 """The document-level link graph's version: a counter the writer bumps, in the transaction that
 changes it, whenever some document's outgoing document-to-document links change.
 
-Each Document keeps a signature of its outgoing links (target documents with counts); after a
-write, only the documents it touched are re-signed, so knowing whether the link graph changed
-costs O(changed documents). Themes compare one number instead of reading every edge, and find the
+Each Document keeps its outgoing links (target documents with counts, `link_targets` and
+`link_counts`) and their signature; after a write, only the documents it touched are re-signed, so knowing whether the link graph changed
+costs O(changed documents). Themes read the document-level graph from these lists (one row per
+document, not a walk over every section link), compare one number instead of reading every edge, find the
 documents whose links changed by their `LinksChanged` label; a second counter, of deletions, tells a
 themes worker that documents it knew are gone (it then reads the whole graph again).
 """
@@ -37,7 +38,7 @@ RETURN d.uri AS uri, d.link_signature AS stored, edges
 SIGN = f"""
 UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
-SET d.link_signature = r.signature, d:{Label.LINKS_CHANGED}
+SET d.link_signature = r.signature, d.link_targets = r.targets, d.link_counts = r.counts, d:{Label.LINKS_CHANGED}
 """
 SIGNED = f"""
 UNWIND $uris AS uri
@@ -68,9 +69,9 @@ def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
     if not document_uris:
         return False
     changed = [
-        {"uri": record["uri"], "signature": signature}  # a document without links keeps no signature
+        {"uri": record["uri"], "signature": signature, "targets": [target for target, _ in edges] or None, "counts": [links for _, links in edges] or None}
         for record in tx.run(OUTGOING, uris=sorted(document_uris))
-        if (signature := content_hash(record["edges"]) if record["edges"] else None) != record["stored"]
+        if (signature := content_hash(edges) if (edges := record["edges"]) else None) != record["stored"]  # a document without links keeps no signature
     ]
     if changed:
         tx.run(SIGN, rows=changed).consume()

@@ -44,7 +44,6 @@ class DocumentGraph:
 
     documents: list[str]  # every document uri, linked or not, in order
     edges: dict[tuple[str, str], int]  # (a, b) with a < b -> link count
-    element_ids: dict[str, str] = field(default_factory=dict)  # uri -> Neo4j element id, for projections
     directed: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, target) -> link count
     changed: dict[str, LinkChange] = field(default_factory=dict)  # uri -> its change since the last run
     titles: dict[str, str] = field(default_factory=dict)  # uri -> display name
@@ -77,7 +76,8 @@ class DocumentGraph:
     @cached_property
     def _undirected(self) -> tuple[list[str], EdgeArrays]:
         """The linked documents and the undirected edges as positions among them: both directions of
-        a pair summed (documents are in order, so the smaller position is the smaller uri)."""
+        a pair summed (documents are in order, so the smaller position is the smaller uri), the
+        pairs in order (the order of `sorted(edges)`)."""
         links, size = self.directed_arrays, len(self.documents)
         pairs, position = np.unique(np.minimum(links.source, links.target) * size + np.maximum(links.source, links.target), return_inverse=True)
         weight = np.bincount(position, weights=links.count, minlength=len(pairs))
@@ -86,7 +86,7 @@ class DocumentGraph:
         return [self.documents[place] for place in nodes.tolist()], EdgeArrays(np.searchsorted(nodes, a), np.searchsorted(nodes, b), weight)
 
     def replaced(
-        self, changed: dict[str, LinkChange], outgoing: dict[str, list[tuple[str, int]]], element_ids: dict[str, str], titles: dict[str, str]
+        self, changed: dict[str, LinkChange], outgoing: dict[str, list[tuple[str, int]]], documents: set[str], titles: dict[str, str]
     ) -> DocumentGraph:
         """This graph with the changed documents' outgoing links replaced by `outgoing`. Their old
         links are the ones the last run saw (`LinkChange.themed`), so the edges change by the
@@ -108,8 +108,8 @@ class DocumentGraph:
             for target, links in links_out:
                 directed[(uri, target)] = links
                 add(uri, target, links)
-        same = len(element_ids) == len(self.documents)  # element_ids only grows from this graph's
-        graph = DocumentGraph(self.documents if same else sorted(element_ids), edges, element_ids, directed, changed, titles)
+        same = len(documents) == len(self.documents)  # `documents` only grows from this graph's
+        graph = DocumentGraph(self.documents if same else sorted(documents), edges, directed, changed, titles)
         if same and "directed_arrays" in self.__dict__:  # seed the new graph's caches from this one's
             position, old = self.position, self.directed_arrays
             kept = ~np.isin(old.source, [position[uri] for uri in changed])

@@ -9,38 +9,34 @@ import numpy as np
 from neo4j import Driver, ManagedTransaction
 
 from worker.documents import link_version
-from worker.graph.schema import Label, Rel
+from worker.graph.schema import Label
 from worker.themes.model import DocumentGraph, LinkChange
 
-# Both come back as one collected list: tens of thousands of records cost the driver ten times more.
+# Documents come back as one collected list (tens of thousands of records cost the driver ten
+# times more), each with the outgoing links the writer keeps on it (worker.documents.link_version):
+# one row per document instead of a walk over every section link (8 s of a 100k read). A store
+# signed before the lists were kept has signed documents without them: their links are walked.
 # A document's links changed since the last run when the writer labelled it so (see
 # worker.documents.link_version) or its link signature differs from the one that run saw; that run
 # left it the outgoing links it used, so the changed links themselves are known, not only the
 # documents.
 DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT})
-RETURN collect([d.uri, elementId(d), d.displayName]) AS documents,
+RETURN collect([d.uri, d.displayName, d.link_targets, d.link_counts]) AS documents,
+       collect(CASE WHEN d.link_signature IS NOT NULL AND d.link_targets IS NULL THEN d.uri END) AS unlisted,
        collect(CASE WHEN d:{Label.LINKS_CHANGED} OR coalesce(d.link_signature, '') <> coalesce(d.themed_signature, '')
                THEN [d.uri, d.link_signature, d.themed_links] END) AS changed
-"""
-DOCUMENT_LINKS = f"""
-MATCH (s)-[:{Rel.LINKS_TO}]->(t)
-WITH CASE WHEN s:{Label.SECTION} THEN s.doc_uri ELSE s.uri END AS a,
-     CASE WHEN t:{Label.SECTION} THEN t.doc_uri ELSE t.uri END AS b
-WHERE a <> b
-WITH a, b, count(*) AS links
-RETURN collect([a, b, links]) AS links
 """
 # After the first run a worker reads only the labelled documents: O(changed), not O(documents).
 CHANGED = f"""
 MATCH (d:{Label.DOCUMENT}:{Label.LINKS_CHANGED})
-RETURN collect([d.uri, elementId(d), d.displayName, d.link_signature, d.themed_links]) AS changed
+RETURN collect([d.uri, d.displayName, d.link_signature, d.themed_links]) AS changed
 """
 # Documents a changed document now links to that the worker has not met (new, or linked for the first time).
 MET = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
-RETURN collect([d.uri, elementId(d), d.displayName]) AS documents
+RETURN collect([d.uri, d.displayName]) AS documents
 """
 
 
@@ -55,34 +51,37 @@ def document_graph(driver: Driver, database: str, known: DocumentGraph | None = 
 def _read(tx: ManagedTransaction, _: None) -> DocumentGraph:
     """Documents, links and changes in one transaction, so the changes describe these links."""
     found = tx.run(DOCUMENTS).single()
-    documents = {uri: element_id for uri, element_id, _ in found["documents"]}
-    titles = {uri: title for uri, _, title in found["documents"] if title}
-    directed = {(source, target): links for source, target, links in tx.run(DOCUMENT_LINKS).single()["links"] if source in documents and target in documents}
+    documents = {uri for uri, *_ in found["documents"]}
+    titles = {uri: title for uri, title, *_ in found["documents"] if title}
+    outgoing = {uri: list(zip(targets, counts, strict=True)) for uri, _, targets, counts in found["documents"] if targets}
+    if found["unlisted"]:
+        outgoing |= {record["uri"]: record["edges"] for record in tx.run(link_version.OUTGOING, uris=found["unlisted"])}
+    directed = {(source, target): links for source, links_out in outgoing.items() for target, links in links_out if target in documents}
     edges: dict[tuple[str, str], int] = {}
     for (source, target), links in directed.items():
         pair = (source, target) if source < target else (target, source)
         edges[pair] = edges.get(pair, 0) + links
     changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, signature, themed in found["changed"]}
-    return DocumentGraph(sorted(documents), edges, documents, directed, changed, titles)
+    return DocumentGraph(sorted(documents), edges, directed, changed, titles)
 
 
 def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
     """`known` with the labelled documents' outgoing links read again (see `DocumentGraph.replaced`)."""
     found = tx.run(CHANGED).single()["changed"]
-    element_ids, titles = dict(known.element_ids), dict(known.titles)
+    documents, titles = set(known.documents), dict(known.titles)
 
     def meet(rows: list) -> None:
-        for uri, element_id, title, *_ in rows:
-            element_ids[uri] = element_id
+        for uri, title, *_ in rows:
+            documents.add(uri)
             if title:
                 titles[uri] = title
 
     meet(found)
-    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, _, signature, themed in found}
+    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, signature, themed in found}
     outgoing = {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=sorted(changed))}
-    new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - element_ids.keys())
+    new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - documents)
     meet(tx.run(MET, uris=new).single()["documents"] if new else [])
-    return known.replaced(changed, outgoing, element_ids, titles)
+    return known.replaced(changed, outgoing, documents, titles)
 
 
 def conductance(graph: DocumentGraph, membership: dict[str, int]) -> dict[int, float]:
