@@ -33,12 +33,18 @@ CALL (d) {{
   WITH target, count(*) AS links ORDER BY target
   RETURN collect([target, links]) AS edges
 }}
-RETURN d.uri AS uri, d.link_signature AS stored, edges
+RETURN d.uri AS uri, d.link_signature AS stored, d.link_targets IS NULL AS unlisted, edges
 """
 SIGN = f"""
 UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
 SET d.link_signature = r.signature, d.link_targets = r.targets, d.link_counts = r.counts, d:{Label.LINKS_CHANGED}
+"""
+# A store signed before the lists were kept: its signatures stand, the lists are added once (by a load).
+LIST = f"""
+UNWIND $rows AS r
+MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
+SET d.link_targets = r.targets, d.link_counts = r.counts
 """
 SIGNED = f"""
 UNWIND $uris AS uri
@@ -65,17 +71,24 @@ RETURN coalesce(s.link_version, 0) AS version, coalesce(s.deletions, 0) AS delet
 
 
 def resign(tx: ManagedTransaction, document_uris: set[str]) -> bool:
-    """Re-sign these documents' outgoing links; bump the version if any signature changed."""
+    """Re-sign these documents' outgoing links and keep their lists; bump the version if any
+    signature changed (a list added to a document whose signature stands changes nothing)."""
     if not document_uris:
         return False
-    changed = [
-        {"uri": record["uri"], "signature": signature, "targets": [target for target, _ in edges] or None, "counts": [links for _, links in edges] or None}
-        for record in tx.run(OUTGOING, uris=sorted(document_uris))
-        if (signature := content_hash(edges) if (edges := record["edges"]) else None) != record["stored"]  # a document without links keeps no signature
-    ]
+    changed, unlisted = [], []
+    for record in tx.run(OUTGOING, uris=sorted(document_uris)):
+        edges = record["edges"]
+        row = {"uri": record["uri"], "signature": content_hash(edges) if edges else None}  # a document without links keeps no signature
+        row |= {"targets": [target for target, _ in edges] or None, "counts": [links for _, links in edges] or None}
+        if row["signature"] != record["stored"]:
+            changed.append(row)
+        elif edges and record["unlisted"]:
+            unlisted.append(row)
     if changed:
         tx.run(SIGN, rows=changed).consume()
         tx.run(BUMP).consume()
+    if unlisted:
+        tx.run(LIST, rows=unlisted).consume()
     return bool(changed)
 
 

@@ -215,7 +215,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         report.unresolved += resolution.unresolved
         sync.record_duplicate_ids(resolution.duplicate_ids)
         progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
-    sync.writer.resign(written | {row.source_document for row in deferred})
+    sync.writer.resign(written | {row.source_document for row in deferred} | {known.uri for known in stored.values() if known.unlisted})
     report.stage_seconds["links"] = time.monotonic() - stamp
 
     # Stored when the load began and absent from disk now; a document a watcher added meanwhile is

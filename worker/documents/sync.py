@@ -35,7 +35,7 @@ Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "confl
 # One record holding every row: decoding 10,000 records one by one cost more than the query.
 STORED_DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
-RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp]) AS rows
+RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp, d.link_signature IS NOT NULL AND d.link_targets IS NULL]) AS rows
 """
 # Files refused with a stamp (Skipped.stamp): the load does not read them again while it holds.
 REFUSED = f"""
@@ -52,6 +52,7 @@ class StoredDocument:
     uri: str
     file_hash: str
     stamp: str | None  # the file's stamp when last read (Library.stamps)
+    unlisted: bool  # signed before its outgoing links were kept on it (worker.documents.link_version): a load lists it
 
 
 @dataclass
@@ -145,7 +146,7 @@ class DocumentSync:
     def stored_documents(self) -> dict[tuple[str, str], StoredDocument]:
         """(library, relpath) → what the graph knows of every stored document of the configured libraries."""
         records = self.driver.execute_query(STORED_DOCUMENTS, libraries=sorted(self.libraries), database_=self.database).records
-        return {(library, relpath): StoredDocument(uri, digest, found) for library, relpath, uri, digest, found in records[0]["rows"]}
+        return {(library, relpath): StoredDocument(uri, digest, found, unlisted) for library, relpath, uri, digest, found, unlisted in records[0]["rows"]}
 
     def _remove(self, library: Library, relpath: str, keep_problems: bool = False) -> Outcome:
         uri = uris.document_uri(library.name, relpath)
