@@ -1,12 +1,13 @@
 """The document-level link graph's version: a counter the writer bumps, in the transaction that
 changes it, whenever some document's outgoing document-to-document links change.
 
-Each Document keeps its outgoing links (target documents with counts, `link_targets` and
-`link_counts`) and their signature; after a write, only the documents it touched are re-signed, so knowing whether the link graph changed
-costs O(changed documents). Themes read the document-level graph from these lists (one row per
-document, not a walk over every section link), compare one number instead of reading every edge, find the
-documents whose links changed by their `LinksChanged` label; a second counter, of deletions, tells a
-themes worker that documents it knew are gone (it then reads the whole graph again).
+Each Document keeps its outgoing links (target documents with counts: `link_targets`,
+`link_counts`) and their signature; after a write, only the documents it touched are re-signed,
+so knowing whether the link graph changed costs O(changed documents). Themes read the
+document-level graph from these lists (a row per document, not a walk over every section link),
+compare one number instead of reading every edge, and find the documents whose links changed by
+their `LinksChanged` label; a second counter, of deletions, tells a themes worker that documents
+it knew are gone (it then reads the whole graph again).
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ from worker.themes.projection import conductance
 
 GDS_VERSION = "RETURN gds.version() AS version"
 # Rows are [source, target, link count], each document numbered by its place among the linked
-# ones, in pair order (GDS numbers the nodes in the order it meets them, so the order is fixed): no node is looked up
-# (element id seeks cost 3-4 s of a 100k projection), and Leiden's node ids are those places.
+# ones, in pair order (GDS numbers the nodes in the order it meets them, so the order is fixed):
+# no node is looked up (element id seeks cost 3-4 s of a 100k projection), and Leiden's node ids
+# are those places.
 PROJECT = """
 UNWIND $rows AS e
 WITH gds.graph.project($name, e[0], e[1], {relationshipProperties: {weight: toFloat(e[2])}}, {undirectedRelationshipTypes: ['*']}) AS g
