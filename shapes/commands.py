@@ -96,7 +96,7 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
         with driver:
             if extra:
                 extra.before(ctx.settings, driver, where.database, as_json, **extras)
-            shapes = Shapes(ctx.settings, driver, where.database)
+            shapes = Shapes(ctx.settings, driver, where.database, counted=False)
             shown = None
             while True:
                 answer = shapes.ask(spec.name, **raw)

