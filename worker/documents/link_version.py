@@ -41,7 +41,9 @@ UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
 SET d.link_signature = r.signature, d.link_targets = r.targets, d.link_counts = r.counts, d:{Label.LINKS_CHANGED}
 """
-# A store signed before the lists were kept: its signatures stand, the lists are added once (by a load).
+# A store signed before the lists were kept: its signatures stand, the lists are added once (by a
+# load), and a themes read walks the links of a document that has none yet.
+UNLISTED = "{node}.link_signature IS NOT NULL AND {node}.link_targets IS NULL"
 LIST = f"""
 UNWIND $rows AS r
 MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})

@@ -14,7 +14,7 @@ from typing import Literal
 from neo4j import Driver
 
 from worker import problems
-from worker.documents import uris
+from worker.documents import link_version, uris
 from worker.documents.libraries import libraries
 from worker.documents.library import Library
 from worker.documents.prepare import PreparedDocument, prepare
@@ -35,7 +35,7 @@ Outcome = Literal["written", "unchanged", "deleted", "skipped", "absent", "confl
 # One record holding every row: decoding 10,000 records one by one cost more than the query.
 STORED_DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.library IN $libraries
-RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp, d.link_signature IS NOT NULL AND d.link_targets IS NULL]) AS rows
+RETURN collect([d.library, d.relpath, d.uri, d.content_hash, d.file_stamp, {link_version.UNLISTED.format(node="d")}]) AS rows
 """
 # Files refused with a stamp (Skipped.stamp): the load does not read them again while it holds.
 REFUSED = f"""

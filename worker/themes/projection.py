@@ -23,7 +23,7 @@ from worker.themes.model import DocumentGraph, LinkChange
 DOCUMENTS = f"""
 MATCH (d:{Label.DOCUMENT})
 RETURN collect([d.uri, d.displayName, d.link_targets, d.link_counts]) AS documents,
-       collect(CASE WHEN d.link_signature IS NOT NULL AND d.link_targets IS NULL THEN d.uri END) AS unlisted,
+       collect(CASE WHEN {link_version.UNLISTED.format(node="d")} THEN d.uri END) AS unlisted,
        collect(CASE WHEN d:{Label.LINKS_CHANGED} OR coalesce(d.link_signature, '') <> coalesce(d.themed_signature, '')
                THEN [d.uri, d.link_signature, d.themed_links] END) AS changed
 """
