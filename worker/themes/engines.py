@@ -84,7 +84,7 @@ class GdsEngine:
             levels = [{uri: chain[level] for uri, chain in stacked.items()} for level in range(depth - 1, max(-1, depth - 1 - max_levels), -1)]
             conductances = [conductance(graph, membership) for membership in levels]
             return Partition(levels, conductances, self.name)
-        except (ClientError, KeyError) as err:
+        except ClientError as err:
             raise LakegraphError(f"GDS Leiden failed: {getattr(err, 'message', None) or err}") from None
         finally:
             self.driver.execute_query(DROP, name=name, database_=self.database)
