@@ -10,24 +10,20 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
 )
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
 
+from worker import settings_sources as sources
 from worker.errors import LakegraphError
 
 # Every default, shipped inside the package (a wheel has no config/ folder); config/lakegraph.toml is
@@ -227,10 +223,10 @@ class WorkerSettings(Section):
     visibility_timeout: int = Field(ge=10)
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Effective settings. Build with `load_settings()`, which turns validation errors into one line."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     state_dir: Path
     cache_dir: Path | Literal[""]
@@ -249,23 +245,12 @@ class Settings(BaseSettings):
     serve: ServeSettings
     worker: WorkerSettings
 
-    # The user file in force; set on the subclass that load_settings builds, not a config key.
-    user_file: ClassVar[Path | None] = None
+    _user_file: Path | None = PrivateAttr(default=None)
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if cls.user_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.user_file))
-        sources.append(TomlConfigSettingsSource(settings_cls, toml_file=DEFAULTS_FILE))
-        return tuple(sources)
+    @property
+    def user_file(self) -> Path | None:
+        """The user file in force (not a config key)."""
+        return self._user_file
 
     @cached_property
     def state_path(self) -> Path:
@@ -343,13 +328,20 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     user_file = user_config_file(config_file)
     _check_environment()
 
-    bound = type("Settings", (Settings,), {"user_file": user_file, "__module__": __name__})
     try:
-        return bound(**overrides)
+        raw = sources.merged(
+            sources.toml_file(DEFAULTS_FILE),
+            sources.toml_file(user_file) if user_file else {},
+            sources.environment(Settings, ENV_PREFIX, sources.variables(ENV_PREFIX)),
+            overrides,
+        )
+        settings = Settings.model_validate(raw)
     except ValidationError as err:
         raise LakegraphError(_describe(err, user_file)) from None
     except ValueError as err:  # unparsable TOML or env JSON
         raise LakegraphError(f"config: {err}") from None
+    settings._user_file = user_file
+    return settings
 
 
 def _allowed_keys(path: tuple[str | int, ...]) -> list[str]:
@@ -379,7 +371,7 @@ def _describe(err: ValidationError, user_file: Path | None) -> str:
 
 
 def _check_environment() -> None:
-    """pydantic-settings ignores unknown LAKEGRAPH_* variables; a typo there must not pass silently."""
+    """An unknown LAKEGRAPH_* variable would otherwise be ignored; a typo there must not pass silently."""
     known = {CONFIG_ENV}
     for name, field in Settings.model_fields.items():
         known.add(ENV_PREFIX + name.upper())

@@ -52,5 +52,5 @@ def test_a_shape_command_help_shows_its_spec_parameters() -> None:
 
 def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_warehouse_engines() -> None:
     """numpy comes with the driver (its optional vector support; lakegraph depends on numpy anyway)."""
-    expected = ["neo4j", "numpy", "pydantic_settings", "shapes.registry", "shapes.service", "worker.settings"]
+    expected = ["neo4j", "numpy", "shapes.registry", "shapes.service", "worker.settings"]
     assert loaded_after("import shapes.service, worker.graph.connection") == expected

@@ -137,3 +137,31 @@ def test_the_packaged_defaults_are_the_documented_file() -> None:
     documented = Path(__file__).resolve().parents[2] / "config" / "lakegraph.toml"
     assert DEFAULTS_FILE.name == "defaults.toml" and DEFAULTS_FILE.parent.name == "worker"
     assert DEFAULTS_FILE.read_bytes() == documented.read_bytes()
+
+
+def test_a_section_given_as_json_merges_with_its_keys_given_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKEGRAPH_NEO4J", '{"uri": "bolt://db:7687", "user": "alice"}')
+    monkeypatch.setenv("lakegraph_neo4j__user", "bob")  # any case, and the single key wins
+    settings = load_settings(neo4j={"database": "graph"})  # a call's override wins over both
+    assert (settings.neo4j.uri, settings.neo4j.user, settings.neo4j.database) == ("bolt://db:7687", "bob", "graph")
+    assert settings.neo4j.heap_size  # keys given nowhere keep their default
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "fragment"),
+    [
+        ("LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS", "sales,ops", "LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS must be JSON"),
+        ("LAKEGRAPH_DOCUMENTS", "{not json", "LAKEGRAPH_DOCUMENTS must be JSON"),
+    ],
+)
+def test_a_structured_value_that_is_not_json_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, variable: str, value: str, fragment: str) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(LakegraphError, match=fragment):
+        load_settings()
+
+
+def test_an_unparsable_user_file_is_named(tmp_path: Path) -> None:
+    user = tmp_path / "broken.toml"
+    user.write_text("[neo4j\nuri = 1\n")
+    with pytest.raises(LakegraphError, match=f"config: {user}: "):
+        load_settings(user)
