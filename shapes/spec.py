@@ -37,9 +37,10 @@ PAGING: dict[str, Any] = {
 
 
 class Params(BaseModel):
-    """A shape's parameters: unknown names are refused, not ignored."""
+    """A shape's parameters: unknown names are refused, not ignored. Each model's validator is
+    built when it first validates, so a call builds only its own shape's (tests/benchmarks/cli_start.py)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 @dataclass(frozen=True)
