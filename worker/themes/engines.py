@@ -24,13 +24,14 @@ from worker.themes.model import DocumentGraph, Partition
 from worker.themes.projection import conductance
 
 GDS_VERSION = "RETURN gds.version() AS version"
-# Rows are [source, target, link count], each document numbered by its place among the linked
-# ones, in pair order (GDS numbers the nodes in the order it meets them, so the order is fixed):
-# no node is looked up (element id seeks cost 3-4 s of a 100k projection), and Leiden's node ids
-# are those places.
+# Three columns, one row per linked pair: source, target, link count. Each document is numbered by
+# its place among the linked ones, in pair order (GDS numbers the nodes in the order it meets them,
+# so the order is fixed): no node is looked up (element id seeks cost 3-4 s of a 100k projection),
+# and Leiden's node ids are those places. Columns rather than a list per pair: 441k pairs project
+# in 1.1 s instead of 1.2-1.7 s.
 PROJECT = """
-UNWIND $rows AS e
-WITH gds.graph.project($name, e[0], e[1], {relationshipProperties: {weight: toFloat(e[2])}}, {undirectedRelationshipTypes: ['*']}) AS g
+UNWIND range(0, size($source) - 1) AS i
+WITH gds.graph.project($name, $source[i], $target[i], {relationshipProperties: {weight: $weight[i]}}, {undirectedRelationshipTypes: ['*']}) AS g
 RETURN g.nodeCount AS nodes
 """
 # Leiden runs to convergence (GDS's own level limit, 10); `max_levels` only says how many levels are
@@ -76,8 +77,8 @@ class GdsEngine:
         name = f"lakegraph-themes-{uuid.uuid4().hex[:12]}"
         params = {"name": name, "gamma": gamma, "random_seed": random_seed}
         try:
-            rows = [list(row) for row in zip(edges.a.tolist(), edges.b.tolist(), edges.weight.tolist(), strict=True)]
-            self.driver.execute_query(PROJECT, name=name, rows=rows, database_=self.database)
+            columns = {"source": edges.a.tolist(), "target": edges.b.tolist(), "weight": edges.weight.tolist()}
+            self.driver.execute_query(PROJECT, name=name, **columns, database_=self.database)
             stacked = {nodes[node]: chain for node, chain in self._run(LEIDEN_LEVELS, **params)[0]["levels"]}
             depth = min(len(chain) for chain in stacked.values())
             # GDS lists the finest first and the final level last: the final level, then coarsest first
