@@ -4,6 +4,7 @@ and which documents' links changed since the themes were last computed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 import numpy as np
 from neo4j import Driver, ManagedTransaction
@@ -27,10 +28,12 @@ RETURN collect([d.uri, d.displayName, d.link_targets, d.link_counts]) AS documen
        collect(CASE WHEN d:{Label.LINKS_CHANGED} OR coalesce(d.link_signature, '') <> coalesce(d.themed_signature, '')
                THEN [d.uri, d.link_signature, d.themed_links] END) AS changed
 """
-# After the first run a worker reads only the labelled documents: O(changed), not O(documents).
+# After the first run a worker reads only the labelled documents: O(changed), not O(documents),
+# their outgoing links from the same lists.
 CHANGED = f"""
 MATCH (d:{Label.DOCUMENT}:{Label.LINKS_CHANGED})
-RETURN collect([d.uri, d.displayName, d.link_signature, d.themed_links]) AS changed
+RETURN collect([d.uri, d.displayName, d.link_signature, d.themed_links, d.link_targets, d.link_counts]) AS changed,
+       collect(CASE WHEN {link_version.UNLISTED.format(node="d")} THEN d.uri END) AS unlisted
 """
 # Documents a changed document now links to that the worker has not met (new, or linked for the first time).
 MET = f"""
@@ -53,9 +56,7 @@ def _read(tx: ManagedTransaction, _: None) -> DocumentGraph:
     found = tx.run(DOCUMENTS).single()
     documents = {uri for uri, *_ in found["documents"]}
     titles = {uri: title for uri, title, *_ in found["documents"] if title}
-    outgoing = {uri: list(zip(targets, counts, strict=True)) for uri, _, targets, counts in found["documents"] if targets}
-    if found["unlisted"]:
-        outgoing |= {record["uri"]: record["edges"] for record in tx.run(link_version.OUTGOING, uris=found["unlisted"])}
+    outgoing = _outgoing(tx, ((uri, targets, counts) for uri, _, targets, counts in found["documents"]), found["unlisted"])
     directed = {(source, target): links for source, links_out in outgoing.items() for target, links in links_out if target in documents}
     edges: dict[tuple[str, str], int] = {}
     for (source, target), links in directed.items():
@@ -67,7 +68,8 @@ def _read(tx: ManagedTransaction, _: None) -> DocumentGraph:
 
 def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
     """`known` with the labelled documents' outgoing links read again (see `DocumentGraph.replaced`)."""
-    found = tx.run(CHANGED).single()["changed"]
+    read = tx.run(CHANGED).single()
+    found = read["changed"]
     documents, titles = set(known.documents), dict(known.titles)
 
     def meet(rows: list) -> None:
@@ -77,11 +79,20 @@ def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
                 titles[uri] = title
 
     meet(found)
-    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, signature, themed in found}
-    outgoing = {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=sorted(changed))}
+    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, signature, themed, *_ in found}
+    outgoing = _outgoing(tx, ((uri, targets, counts) for uri, *_, targets, counts in found), read["unlisted"])
     new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - documents)
     meet(tx.run(MET, uris=new).single()["documents"] if new else [])
     return known.replaced(changed, outgoing, documents, titles)
+
+
+def _outgoing(tx: ManagedTransaction, listed: Iterable[tuple[str, list | None, list | None]], unlisted: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """Each document's outgoing links (target document, link count) from the lists the writer keeps;
+    the documents signed before the lists were kept (`unlisted`) have theirs walked."""
+    outgoing = {uri: list(zip(targets, counts, strict=True)) for uri, targets, counts in listed if targets}
+    if unlisted:
+        outgoing |= {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=unlisted)}
+    return outgoing
 
 
 def conductance(graph: DocumentGraph, membership: dict[str, int]) -> dict[int, float]:
