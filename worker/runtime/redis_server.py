@@ -12,8 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import redis
+from typing import TYPE_CHECKING
 
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.runtime.processes import (
@@ -24,6 +23,9 @@ from worker.runtime.processes import (
     wait_until,
 )
 from worker.settings import Settings
+
+if TYPE_CHECKING:
+    import redis
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 5.0
@@ -86,7 +88,10 @@ def broker_client(settings: Settings, timeout: float) -> redis.Redis:
 
 
 def client(url: str, timeout: float) -> redis.Redis:
-    """A redis-py client for a Celery-style URL (redis-py spells unix sockets `unix://`)."""
+    """A redis-py client for a Celery-style URL (redis-py spells unix sockets `unix://`). redis-py
+    is imported here, by the first client: a caller that finds no broker never loads it."""
+    import redis
+
     if url.startswith("redis+socket://"):
         url = "unix://" + url.removeprefix("redis+socket://")
     return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
@@ -156,6 +161,8 @@ def _config(home: RedisHome) -> str:
 def _answers(socket: Path) -> bool:
     if not socket.exists():
         return False
+    import redis
+
     try:
         return bool(redis.Redis(unix_socket_path=str(socket), socket_timeout=1).ping())
     except redis.RedisError:
