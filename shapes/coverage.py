@@ -18,6 +18,7 @@ from shapes.search import escape
 from shapes.spec import Params, ShapeSpec
 from worker.bridge.mentions import NODE_TEXT
 from worker.documents.tokens import token_pattern
+from worker.graph import document_text
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
 
 if TYPE_CHECKING:
@@ -28,10 +29,10 @@ MAX_TERM = 200
 CANDIDATES = 2000
 MAX_URIS = 25
 
-# Every term's candidates in one round trip (a term per row): full-text narrows, the caller's exact
-# token match decides. The scope filters the hits before they are counted against the cap: capped
-# first (the index's own limit), a scoped term whose first hits all lay in other libraries was
-# reported missing at 100k documents.
+# Every term's candidates in one round trip (a term per row): full-text narrows (to the scope too,
+# inside Lucene: worker/graph/document_text.py), the caller's exact token match decides. The scope
+# filters the hits before they are counted against the cap: capped first (the index's own limit),
+# a scoped term whose first hits all lay in other libraries was reported missing at 100k documents.
 CANDIDATE_NODES = f"""
 UNWIND $terms AS term
 CALL (term) {{
@@ -75,7 +76,7 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None,
     missing, found = [], []
     rows = driver.execute_query(
         CANDIDATE_NODES,
-        terms=[{"term": term, "lucene": f'"{escape(term)}"'} for term in cleaned],
+        terms=[{"term": term, "lucene": document_text.scoped(f'"{escape(term)}"', under)} for term in cleaned],
         limit=limit,
         under=under or "",
         database_=database,

@@ -17,6 +17,7 @@ from pydantic import Field
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from worker.documents.tokens import any_token_pattern
+from worker.graph import document_text
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def search(driver: Driver, database: str, query: str, under: str | None, k: int,
         raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
     parts = [escape(query)] + [escape(term) for term in expand]
     lucene = " OR ".join(f"({part})" for part in parts if part)
-    records = driver.execute_query(SEARCH, lucene=lucene, under=under or "", k=k, database_=database).records
+    records = driver.execute_query(SEARCH, lucene=document_text.scoped(lucene, under), under=under or "", k=k, database_=database).records
     words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
     hits = [
         Hit(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
+from shapes.coverage import MAX_URIS, coverage
 from shapes.errors import ShapeError
 from shapes.outline import Outline, outline, render
 from shapes.search import search
@@ -16,7 +17,9 @@ from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
 from tests.integration.test_document_graph import make_sync, write
+from worker.bridge.mentions import NODE_TEXT
 from worker.documents.loader import load
+from worker.documents.tokens import token_pattern
 from worker.graph import schema
 
 pytestmark = pytest.mark.timeout(180)
@@ -149,3 +152,39 @@ def test_cli_outline_and_search(library: Path, neo4j_service: Neo4jService, tmp_
     text = run_cli("outline", "lib/bulletins", "--depth", "2", env=env).stdout
     assert "TSB 1  [Document]  lib/bulletins/tsb-1" in text
     assert_one_line_error(run_cli("outline", "lib/nowhere", env=env), "no library, folder, document or section")
+
+
+def test_a_scope_narrowed_inside_lucene_keeps_every_node_in_scope(library: Path, driver: Driver) -> None:
+    """Every prefix of every uri (cut anywhere, mid-word too) as the scope: search and coverage give
+    exactly the unscoped answer's nodes under it (the uri phrase may only narrow, never drop)."""
+    rows = driver.execute_query(f"MATCH (n:Document|Section) RETURN n.uri AS uri, {NODE_TEXT.format(node='n')} AS text").records
+    mentions = sorted(row["uri"] for row in rows if token_pattern("coil").search(row["text"]))  # coverage's truth, from a scan
+    everywhere = {hit.uri for hit in search(driver, "neo4j", "coil misfire", None, 200, []).hits}
+    assert len(everywhere) > 30 and len(mentions) > 30
+    for under in sorted({row["uri"][:cut] for row in rows for cut in range(1, len(row["uri"]) + 1)}):
+        scoped = {hit.uri for hit in search(driver, "neo4j", "coil misfire", under, 200, []).hits}
+        assert scoped == {uri for uri in everywhere if uri.startswith(under)}, under
+        expected = [uri for uri in mentions if uri.startswith(under)]
+        found = coverage(driver, "neo4j", ["coil"], under).found
+        assert (found[0].mentions, found[0].uris) == (len(expected), expected[:MAX_URIS]) if expected else not found, under
+
+
+def test_words_are_matched_in_the_text_not_in_the_uri(library: Path, driver: Driver) -> None:
+    """The index holds each uri for scoping; a word only a path has ('recalls', 'bulletins') finds nothing."""
+    assert search(driver, "neo4j", "recalls", None, 10, []).hits == []
+    assert coverage(driver, "neo4j", ["bulletins"], None).missing == ["bulletins"]
+    assert search(driver, "neo4j", "recall", None, 50, []).hits  # the titles say "Recall"
+
+
+def test_a_text_index_of_an_older_version_is_rebuilt_with_the_scope_field(library: Path, driver: Driver) -> None:
+    driver.execute_query(f"DROP INDEX {schema.DOCUMENT_TEXT_INDEX}")
+    driver.execute_query(f"CREATE FULLTEXT INDEX {schema.DOCUMENT_TEXT_INDEX} FOR (n:Document|Section) ON EACH [n.displayName, n.name, n.text]")
+    report = schema.apply(driver, "neo4j")
+    assert report.created == [schema.DOCUMENT_TEXT_INDEX]
+    [row] = driver.execute_query(f"SHOW FULLTEXT INDEXES YIELD name, properties WHERE name = '{schema.DOCUMENT_TEXT_INDEX}' RETURN properties").records
+    assert tuple(row["properties"]) == (*schema.DOCUMENT_TEXT_FIELDS, schema.DOCUMENT_SCOPE_FIELD)
+    assert {hit.uri for hit in search(driver, "neo4j", "coil", "lib/manuals/", 10, []).hits} == {
+        "lib/manuals/engine#engine/ignition",
+        "lib/manuals/brakes#brakes",
+    }
+    assert schema.apply(driver, "neo4j").created == []

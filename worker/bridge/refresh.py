@@ -22,6 +22,7 @@ from worker.bridge.matcher import ValueMatcher
 from worker.bridge.mentions import NODE_TEXT, WRITE_BATCH, mention_rows, write_mentions
 from worker.bridge.scan import ColumnValues, ValueScanner
 from worker.errors import EngineUnavailable, LakegraphError
+from worker.graph import document_text
 from worker.graph.freshness import stamp
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label, Rel
@@ -198,7 +199,7 @@ class BridgeRefresh:
         prefix = f"{library}/"
         tx.run(DROP_LIBRARY_MENTIONS, prefix=prefix).consume()
         if len(pending) <= FULLTEXT_AT_MOST:
-            phrases = [f'"{_escaped(value)}"' for value in pending]
+            phrases = [document_text.scoped(f'"{_escaped(value)}"', prefix) for value in pending]
             texts = ((row["uri"], row["text"]) for row in tx.run(CANDIDATES, phrases=phrases, prefix=prefix))
         else:
             texts = ((uri, text) for row in tx.run(LIBRARY_TEXTS, library=library) for uri, text in row["texts"])

@@ -73,6 +73,9 @@ METADATA_LABELS = (
 )
 
 DOCUMENT_TEXT_INDEX = "document_text"
+# Words are looked up in the text fields; `uri` narrows a scoped query inside Lucene (worker/graph/document_text.py).
+DOCUMENT_TEXT_FIELDS = ("displayName", "name", "text")
+DOCUMENT_SCOPE_FIELD = "uri"
 # The metadata graph's index names follow Neocarta's conventions, so its MCP server (and anything
 # else written for a Neocarta graph) finds them: `<labels>_full_text_index`, `<label>_vector_index`.
 TABLE_TEXT_INDEX = "table_full_text_index"
@@ -105,6 +108,7 @@ class SchemaItem:
     name: str
     kind: str  # "constraint" or "index"
     create: str
+    properties: tuple[str, ...] = ()  # a full-text index's: one indexing others is rebuilt
 
 
 def _unique(label: Label, key: str) -> SchemaItem:
@@ -127,6 +131,7 @@ def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...])
         name,
         "index",
         f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{'|'.join(labels)}) ON EACH [{on}]",
+        properties,
     )
 
 
@@ -141,7 +146,7 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _range(Label.UNRESOLVED_LINK, "source"),  # links --broken --under: a prefix seek
     _range(Label.QUERY_RUN, "query"),  # a query's runs, credited once its tables exist
     _range(Label.PROBLEM, "key"),
-    _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), ("displayName", "name", "text")),
+    _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), (*DOCUMENT_TEXT_FIELDS, DOCUMENT_SCOPE_FIELD)),
     # Neocarta's catalog tools look schemas, tables and columns up by name
     *(_range(label, "name", f"{label.lower()}_name_index") for label in (Label.SCHEMA, Label.TABLE, Label.COLUMN)),
     _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description")),
@@ -162,6 +167,7 @@ def _vector(name: str, label: Label, dimensions: int) -> SchemaItem:
 EXISTING_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
 EXISTING_INDEXES = "SHOW INDEXES YIELD name RETURN name"
 VECTOR_SIZES = "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig['vector.dimensions'] AS dimensions"
+FULLTEXT_PROPERTIES = "SHOW FULLTEXT INDEXES YIELD name, properties RETURN name, properties"
 DROP_INDEX = "DROP INDEX {name} IF EXISTS"  # index names cannot be parameters; ours are constants
 AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 
@@ -177,12 +183,17 @@ def apply(driver: Driver, database: str, vector_dimensions: int | None = None, a
 
     With `vector_dimensions` the vector indexes exist at that size (one of another size — the
     model changed — is rebuilt); without, they are dropped, so no tool offers a vector search
-    nothing feeds.
+    nothing feeds. A full-text index on other properties than declared (an older version's) is
+    rebuilt: about two minutes at two million sections, during which its shapes are not offered.
     """
     sizes = {row["name"]: row["dimensions"] for row in driver.execute_query(VECTOR_SIZES, database_=database).records}
     for name, size in sizes.items():
         if name in VECTOR_INDEXES.values() and size != vector_dimensions:
             driver.execute_query(DROP_INDEX.format(name=name), database_=database)
+    declared = {item.name: item.properties for item in SCHEMA if item.properties}
+    for row in driver.execute_query(FULLTEXT_PROPERTIES, database_=database).records:
+        if row["name"] in declared and tuple(row["properties"]) != declared[row["name"]]:
+            driver.execute_query(DROP_INDEX.format(name=row["name"]), database_=database)
     for name in RETIRED_INDEXES:
         driver.execute_query(DROP_INDEX.format(name=name), database_=database)
     present = {record["name"] for query in (EXISTING_CONSTRAINTS, EXISTING_INDEXES) for record in driver.execute_query(query, database_=database).records}

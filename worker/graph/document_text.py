@@ -1,0 +1,31 @@
+"""Queries of the document text index (`schema.DOCUMENT_TEXT_INDEX`): words are matched in the text
+fields only, and a scope is narrowed inside Lucene by the `uri` field, so a call scoped to one
+library or folder reads that scope's hits, not every library's.
+
+The scope clause is a phrase of the scope's complete path segments. Lucene analyzes it as it
+analyzed every uri, and `/` and `#` always end a token, so each uri under the scope holds that
+phrase: the clause never drops a node in scope. It may keep a few outside it (the same words
+deeper in another path); the caller's `uri STARTS WITH` decides, exactly as before.
+"""
+
+from __future__ import annotations
+
+from worker.graph.schema import DOCUMENT_SCOPE_FIELD, DOCUMENT_TEXT_FIELDS
+
+SEGMENT_ENDS = "/#"
+
+
+def in_text(lucene: str) -> str:
+    """`lucene` matched in the text fields only (never in a node's uri)."""
+    return " OR ".join(f"{field}:({lucene})" for field in DOCUMENT_TEXT_FIELDS)
+
+
+def scoped(lucene: str, under: str | None) -> str:
+    """`lucene` in the text fields, narrowed to the nodes whose uri holds `under`'s complete
+    segments (a partial last segment, `lib/gui` of `lib/guide/`, is left to the caller's check)."""
+    text = in_text(lucene)
+    complete = (under or "")[: max((under or "").rfind(end) for end in SEGMENT_ENDS) + 1]
+    if not any(char.isalnum() for char in complete):  # no token to narrow by
+        return text
+    phrase = complete.replace("\\", "\\\\").replace('"', '\\"')
+    return f'+({text}) +{DOCUMENT_SCOPE_FIELD}:"{phrase}"'
