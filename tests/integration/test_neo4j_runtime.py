@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,26 @@ def test_maven_central_unreachable_on_first_start_is_one_clear_line(tmp_path: Pa
     finally:
         run_cli("neo4j", "stop", env=env)
     assert not list((tmp_path / "empty-cache").glob("maven/neo4j-*"))  # nothing half-resolved is kept
+
+
+RESOLVE_AND_REPORT = """
+import json, sys
+from pathlib import Path
+from worker.runtime import maven
+jars = maven.resolve(Path(sys.argv[1]))
+print(json.dumps({"lib_dir": str(jars.lib_dir), "inode": jars.lib_dir.stat().st_ino}))
+"""
+
+
+def test_two_first_starts_at_once_share_one_resolution(tmp_path: Path) -> None:
+    """A fresh cache resolved by two processes at once: the second waits for the first and takes
+    its folder, which is never replaced under the process already using it."""
+    cache = tmp_path / "cache"
+    command = [str(Path(LAKEGRAPH).parent / "python"), "-c", RESOLVE_AND_REPORT, str(cache)]
+    first, second = (subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2))
+    reports = [json.loads(process.communicate(timeout=240)[0]) for process in (first, second)]
+    assert first.returncode == second.returncode == 0
+    lib_dir = Path(reports[0]["lib_dir"])
+    assert reports[0] == reports[1] and lib_dir.stat().st_ino == reports[0]["inode"]
+    assert (lib_dir / ".complete").exists() and list(lib_dir.glob("org.neo4j.gds.*.jar"))
+    assert [path.name for path in cache.iterdir() if path.name.startswith(".resolving-")] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -16,6 +17,7 @@ from worker.errors import LakegraphError
 POM = Path(__file__).with_name("pom.xml")
 GDS_GROUP_PREFIX = "org.neo4j.gds."
 COMPLETE_MARKER = ".complete"
+LOCK_FILE = ".resolving.lock"
 MIN_JAVA = 17
 
 
@@ -60,7 +62,11 @@ def find_java() -> Path:
 
 
 def resolve(cache_dir: Path) -> RuntimeJars:
-    """The cached jars for this pom; resolved with Maven on first use, never again after."""
+    """The cached jars for this pom; resolved with Maven on first use, never again after.
+
+    Resolution holds a lock on the cache: a second process starting at the same time (a test run
+    beside `lakegraph demo` on a fresh machine) waits for the first and uses its jars, and a
+    folder handed out is never replaced under a running Neo4j."""
     java = find_java()
     digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:12]
     versions = pom_versions()
@@ -71,6 +77,15 @@ def resolve(cache_dir: Path) -> RuntimeJars:
     if not mvn:
         raise LakegraphError("Maven not found: it resolves Neo4j and GDS on first start; install it (apt-get install maven)")
     cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / LOCK_FILE, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (lib_dir / COMPLETE_MARKER).exists():
+            _copy_dependencies(mvn, cache_dir, lib_dir, versions)
+    return RuntimeJars(lib_dir, java)
+
+
+def _copy_dependencies(mvn: str, cache_dir: Path, lib_dir: Path, versions: dict[str, str]) -> None:
+    """Maven copies the pom's runtime jars into a staging folder that becomes `lib_dir` when whole."""
     staging = Path(tempfile.mkdtemp(prefix=".resolving-", dir=cache_dir))
     command = [
         mvn,
@@ -93,7 +108,6 @@ def resolve(cache_dir: Path) -> RuntimeJars:
             "settings.xml, then start again"
         )
     (staging / COMPLETE_MARKER).write_text(" ".join(command))
-    if lib_dir.exists():  # an interrupted earlier attempt
+    if lib_dir.exists():  # an interrupted earlier attempt (no marker: nothing uses it)
         shutil.rmtree(lib_dir)
     staging.rename(lib_dir)
-    return RuntimeJars(lib_dir, java)
