@@ -52,9 +52,22 @@ def test_a_shape_command_help_shows_its_spec_parameters() -> None:
 
 
 def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_warehouse_engines() -> None:
-    """numpy comes with the driver (its optional vector support; lakegraph depends on numpy anyway)."""
-    expected = ["neo4j", "numpy", "shapes.registry", "shapes.service", "worker.settings"]
+    """Nor numpy, which the driver would import for its optional data-frame support (180 ms)."""
+    expected = ["neo4j", "shapes.registry", "shapes.service", "worker.settings"]
     assert loaded_after("import shapes.service, worker.graph.connection") == expected
+
+
+def test_the_driver_never_sees_numpy_pandas_or_pyarrow_which_stay_importable() -> None:
+    """Whichever comes first, the driver or numpy, the driver's optional imports are None (every
+    process passes it the same plain values), and numpy imported before it is left as it was; the
+    driver imported before lakegraph (the control) does load numpy."""
+    for code in ("import worker, numpy, neo4j", "import shapes, neo4j, numpy", "import neo4j, numpy"):
+        probe = (
+            f"{code}\nimport sys\nfrom neo4j import _optional_deps as deps\nbefore = sys.modules['numpy']\n"
+            "print(deps.np is None and deps.pd is None and deps.pa is None, sys.modules['numpy'] is before is numpy)"
+        )
+        shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True).stdout.split()
+        assert shown == (["True", "True"] if code != "import neo4j, numpy" else ["False", "True"]), (code, shown)
 
 
 def test_a_backlog_with_no_broker_configured_or_running_loads_no_redis_client(tmp_path: Path) -> None:
