@@ -1,19 +1,86 @@
-"""The shape commands and their one-line purposes, generated from the registry by `python -m
-shapes.docs` (do not edit): `lakegraph --help` lists the shapes from here without importing them."""
+"""Each shape's command, one-line purpose and the module declaring its spec, generated from the
+registry by `python -m shapes.docs` (do not edit): `lakegraph --help` lists the shapes from here
+without importing them, and a call imports its own shape's module only."""
 
-COMMANDS: dict[str, str] = {
-    "outline": "Table of contents from the libraries or any URI, with each node's links.",
-    "search": "Full-text search over documents and sections, scoped to a URI subtree.",
-    "coverage": "Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are.",
-    "bridge": "Documents ↔ warehouse values: what mentions a value and where it occurs, what a document names, and two-way coverage of a column.",
-    "links": "Cross-references as data: resolved links, or with broken the unresolved ones and why.",
-    "themes": "Themes: communities of documents that cite each other, with stable ids.",
-    "theme-changes": "The change log of themes runs: born, dissolved, split, merged, grew, shrank, moved documents.",
-    "table-context": "The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
-    "join-path": "The real join path between two tables, with the ON clauses to write and each hop's evidence.",
-    "joins": "Declared keys and joins learned from query logs side by side, with evidence.",
-    "run-sql": "Read-only warehouse SQL within a row, time and (BigQuery) byte budget.",
-    "schema": "The graph's labels, relationship types (with counts), properties and indexes.",
-    "cypher": "Read-only Cypher, in a read transaction with a time limit and a row cap.",
-    "freshness": "When the graph last applied a change from each source, and what is still queued.",
+from typing import NamedTuple
+
+
+class Entry(NamedTuple):
+    command: str
+    home: str  # module:attribute of the spec
+    purpose: str
+
+
+SHAPES: dict[str, Entry] = {
+    "outline": Entry(
+        "outline",
+        "shapes.outline:SPEC",
+        "Table of contents from the libraries or any URI, with each node's links.",
+    ),
+    "search": Entry(
+        "search",
+        "shapes.search:SPEC",
+        "Full-text search over documents and sections, scoped to a URI subtree.",
+    ),
+    "coverage": Entry(
+        "coverage",
+        "shapes.coverage:SPEC",
+        "Which identifiers (fault codes, part numbers) no document or section mentions, and where the others are.",
+    ),
+    "bridge": Entry(
+        "bridge",
+        "shapes.bridge:SPEC",
+        "Documents ↔ warehouse values: what mentions a value and where it occurs, what a document names, and two-way coverage of a column.",
+    ),
+    "links": Entry(
+        "links",
+        "shapes.links:SPEC",
+        "Cross-references as data: resolved links, or with broken the unresolved ones and why.",
+    ),
+    "themes": Entry(
+        "themes",
+        "shapes.themes:SPEC",
+        "Themes: communities of documents that cite each other, with stable ids.",
+    ),
+    "theme_changes": Entry(
+        "theme-changes",
+        "shapes.themes:CHANGES_SPEC",
+        "The change log of themes runs: born, dissolved, split, merged, grew, shrank, moved documents.",
+    ),
+    "table_context": Entry(
+        "table-context",
+        "shapes.tables:SPEC",
+        "The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
+    ),
+    "join_path": Entry(
+        "join-path",
+        "shapes.join_path:SPEC",
+        "The real join path between two tables, with the ON clauses to write and each hop's evidence.",
+    ),
+    "joins": Entry(
+        "joins",
+        "shapes.joins:SPEC",
+        "Declared keys and joins learned from query logs side by side, with evidence.",
+    ),
+    "run_sql": Entry(
+        "run-sql",
+        "shapes.sql:SPEC",
+        "Read-only warehouse SQL within a row, time and (BigQuery) byte budget.",
+    ),
+    "schema": Entry(
+        "schema",
+        "shapes.graph_schema:SPEC",
+        "The graph's labels, relationship types (with counts), properties and indexes.",
+    ),
+    "cypher": Entry(
+        "cypher",
+        "shapes.cypher:SPEC",
+        "Read-only Cypher, in a read transaction with a time limit and a row cap.",
+    ),
+    "freshness": Entry(
+        "freshness",
+        "shapes.freshness:SPEC",
+        "When the graph last applied a change from each source, and what is still queued.",
+    ),
 }
+COMMANDS: dict[str, str] = {entry.command: entry.purpose for entry in SHAPES.values()}

@@ -16,10 +16,9 @@ from functools import cached_property
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
 
-from shapes import bridge, budget, graph_schema, join_path, joins, links, outline, tables, themes
+from shapes import budget
 from shapes import freshness as freshness_shape
 from shapes.budget import Page
-from shapes.cypher_runner import CypherShape
 from shapes.errors import ShapeError
 from shapes.reader import ReadDriver
 from shapes.registry import SPECS
@@ -33,7 +32,16 @@ from worker.settings import Settings
 if TYPE_CHECKING:
     from neo4j import Driver
 
+    from shapes.bridge import BridgeShape
+    from shapes.cypher_runner import CypherShape
+    from shapes.graph_schema import GraphSchemaShape
+    from shapes.join_path import JoinPathShape
+    from shapes.joins import JoinsShape
+    from shapes.links import LinksShape
+    from shapes.outline import OutlineShape
     from shapes.sql_runner import SqlRunner
+    from shapes.tables import TableContextShape
+    from shapes.themes import ThemesShape
 
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
 HAS_DATA = f"""
@@ -71,7 +79,9 @@ def render_page(page: Page) -> str:
 
 class Shapes:
     """`counted`: calls are counted for /metrics (shapes/metrics.py). A one-shot command line call
-    is not: nothing would read its counts, and prometheus_client costs its start about 45 ms."""
+    is not: nothing would read its counts, and prometheus_client costs its start about 45 ms.
+    Each shape's object (and its caches) is made on first use, importing its module then: a
+    command line call loads its own shape only."""
 
     def __init__(self, settings: Settings, driver: Driver, database: str, counted: bool = True) -> None:
         self.settings = settings
@@ -79,15 +89,55 @@ class Shapes:
         self.driver: Driver = ReadDriver(driver)  # type: ignore[assignment]  # the part of Driver shapes use
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
-        self.join_paths = join_path.JoinPathShape(self.driver, database)
-        self.schema = graph_schema.GraphSchemaShape(self.driver, database)
-        self.links = links.LinksShape(self.driver, database)
-        self.themes = themes.ThemesShape(self.driver, database)
-        self.outlines = outline.OutlineShape(self.driver, database)
-        self.bridge = bridge.BridgeShape(self.driver, database)
-        self.joins = joins.JoinsShape(self.driver, database)
-        self.cypher = CypherShape(self.driver, database)
         self.snapshots = Snapshots()
+
+    @cached_property
+    def join_paths(self) -> JoinPathShape:
+        from shapes.join_path import JoinPathShape
+
+        return JoinPathShape(self.driver, self.database)
+
+    @cached_property
+    def schema(self) -> GraphSchemaShape:
+        from shapes.graph_schema import GraphSchemaShape
+
+        return GraphSchemaShape(self.driver, self.database)
+
+    @cached_property
+    def links(self) -> LinksShape:
+        from shapes.links import LinksShape
+
+        return LinksShape(self.driver, self.database)
+
+    @cached_property
+    def themes(self) -> ThemesShape:
+        from shapes.themes import ThemesShape
+
+        return ThemesShape(self.driver, self.database)
+
+    @cached_property
+    def outlines(self) -> OutlineShape:
+        from shapes.outline import OutlineShape
+
+        return OutlineShape(self.driver, self.database)
+
+    @cached_property
+    def bridge(self) -> BridgeShape:
+        from shapes.bridge import BridgeShape
+
+        return BridgeShape(self.driver, self.database)
+
+    @cached_property
+    def joins(self) -> JoinsShape:
+        from shapes.joins import JoinsShape
+
+        return JoinsShape(self.driver, self.database)
+
+    @cached_property
+    def cypher(self) -> CypherShape:
+        from shapes.cypher_runner import CypherShape
+
+        return CypherShape(self.driver, self.database)
 
     @cached_property
     def sql_runner(self) -> SqlRunner:
@@ -97,11 +147,12 @@ class Shapes:
         return SqlRunner(self.settings)
 
     @cached_property
-    def table_context(self) -> tables.TableContextShape:
-        """Built on first use: loading an embedding model is not free, and most calls need none."""
+    def table_context(self) -> TableContextShape:
+        """Loading an embedding model is not free, and most calls need none."""
+        from shapes.tables import TableContextShape
         from worker.embedding.factory import embedder
 
-        return tables.TableContextShape(self.driver, self.database, embedder(self.settings))
+        return TableContextShape(self.driver, self.database, embedder(self.settings))
 
     def ask(self, name: str, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, its rows cut

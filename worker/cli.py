@@ -46,7 +46,7 @@ class LakegraphGroup(click.Group):
             from shapes.commands import shape_command
             from shapes.registry import SPECS
 
-            spec = next(spec for spec in SPECS.values() if spec.command == cmd_name)
+            spec = SPECS.for_command(cmd_name)
             self.add_command(shape_command(spec, command_extras().get(spec.name)))
         return super().get_command(ctx, cmd_name)
 

@@ -57,6 +57,16 @@ def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_ware
     assert loaded_after("import shapes.service, worker.graph.connection") == expected
 
 
+def test_a_shape_command_imports_its_own_shape_only() -> None:
+    """The command and the service load the outline's module, not the twelve other shapes'."""
+    from shapes.registry import HOMES
+
+    others = sorted({home.split(":")[0] for home in HOMES} - {"shapes.outline", "shapes.freshness"})  # freshness: every answer's
+    code = "from worker.cli import cli\nimport shapes.service\ncli.get_command(None, 'outline')\nimport sys\nprint(' '.join(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    assert "shapes.outline" in loaded and [name for name in others if name in loaded] == []
+
+
 def test_the_driver_never_sees_numpy_pandas_or_pyarrow_which_stay_importable() -> None:
     """Whichever comes first, the driver or numpy, the driver's optional imports are None (every
     process passes it the same plain values), and numpy imported before it is left as it was; the
