@@ -159,6 +159,10 @@ def test_a_graph_with_some_documents_links_replaced_equals_one_built_from_scratc
         assert patched.directed == fresh.directed and patched.edges == fresh.edges
         assert "directed_arrays" in patched.__dict__  # patched, not built again
         assert patched.linked == fresh.linked and edge_rows(patched) == edge_rows(fresh)
+        # the changed documents' links picked from the arrays equal a scan of every link
+        assert patched.changed_links == {name: {t: n for (s, t), n in fresh.directed.items() if s == name} for name in edited}
+        asked = [*rng.sample(names, 10), "not-a-document"]
+        assert sorted(patched.linked_places(asked).tolist()) == sorted(patched.linked.index(uri) for uri in asked if uri in patched.linked)
         known = patched
 
 

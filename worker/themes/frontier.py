@@ -25,14 +25,21 @@ BINCOUNT_LIMIT = 4_000_000  # pairs of collapsed nodes summed in one array (32 M
 
 
 def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[str], gamma: float, random_seed: int) -> dict[str, int]:
-    """The new membership (uri -> community) of every linked document. `previous` holds the last
-    run's communities; documents outside it (new, or ungrouped) move freely, like the frontier."""
+    """The new membership (uri -> community) of every linked document (see `labels`)."""
+    return dict(zip(graph.linked, labels(graph, previous, frontier, gamma, random_seed).tolist(), strict=True))
+
+
+def labels(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[str], gamma: float, random_seed: int) -> np.ndarray:
+    """The new community of every linked document, in the order of `graph.linked`. `previous` holds
+    the last run's communities (numbers >= 0); documents outside it (new, or ungrouped) move
+    freely, like the frontier. One pass over the documents reads `previous`; the frontier is
+    placed by lookup."""
     nodes = graph.linked
     count = len(nodes)
-    known = np.fromiter((uri in previous for uri in nodes), dtype=bool, count=count)
-    moving = set(frontier)
-    free = np.fromiter((uri in moving for uri in nodes), dtype=bool, count=count) | ~known
-    held = np.fromiter((previous.get(uri, 0) for uri in nodes), dtype=np.int64, count=count)
+    held = np.fromiter((previous.get(uri, -1) for uri in nodes), dtype=np.int64, count=count)
+    known = held >= 0
+    free = ~known
+    free[graph.linked_places(frontier)] = True
     # communities numbered as met (leidenalg wants them below the node count): a document's previous
     # community, or one of its own when it had none (a new document)
     community = _numbered_as_met(np.where(known, held, held.max(initial=0) + 1 + np.arange(count)))
@@ -61,8 +68,7 @@ def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[st
     optimiser = leidenalg.Optimiser()
     optimiser.set_rng_seed(random_seed)
     optimiser.optimise_partition(partition, n_iterations=-1, is_membership_fixed=fixed)
-    membership = np.asarray(partition.membership)[unit]
-    return dict(zip(nodes, membership.tolist(), strict=True))
+    return np.asarray(partition.membership, dtype=np.int64)[unit]
 
 
 def _numbered_as_met(keys: np.ndarray) -> np.ndarray:

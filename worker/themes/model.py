@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -57,6 +58,13 @@ class DocumentGraph:
     def arrays(self) -> EdgeArrays:
         return self._undirected[1]
 
+    def linked_places(self, uris: Iterable[str]) -> np.ndarray:
+        """The places in `linked` of those of `uris` that are linked (O(uris), no pass over the documents)."""
+        nodes = self._undirected[2]
+        places = np.array([self.position[uri] for uri in uris if uri in self.position], dtype=np.int64)
+        found = np.minimum(np.searchsorted(nodes, places), max(len(nodes) - 1, 0))
+        return found[nodes[found] == places] if len(nodes) else found[:0]
+
     @cached_property
     def position(self) -> dict[str, int]:
         """uri -> its place in `documents`."""
@@ -74,16 +82,16 @@ class DocumentGraph:
         )
 
     @cached_property
-    def _undirected(self) -> tuple[list[str], EdgeArrays]:
-        """The linked documents and the undirected edges as positions among them: both directions of
-        a pair summed (documents are in order, so the smaller position is the smaller uri), the
-        pairs in order (the order of `sorted(edges)`)."""
+    def _undirected(self) -> tuple[list[str], EdgeArrays, np.ndarray]:
+        """The linked documents, the undirected edges as positions among them (both directions of
+        a pair summed; documents are in order, so the smaller position is the smaller uri; the pairs
+        in the order of `sorted(edges)`), and the linked documents' places in `documents`."""
         links, size = self.directed_arrays, len(self.documents)
         pairs, position = np.unique(np.minimum(links.source, links.target) * size + np.maximum(links.source, links.target), return_inverse=True)
         weight = np.bincount(position, weights=links.count, minlength=len(pairs))
         a, b = pairs // size, pairs % size
         nodes = np.unique(np.concatenate([a, b]))
-        return [self.documents[place] for place in nodes.tolist()], EdgeArrays(np.searchsorted(nodes, a), np.searchsorted(nodes, b), weight)
+        return [self.documents[place] for place in nodes.tolist()], EdgeArrays(np.searchsorted(nodes, a), np.searchsorted(nodes, b), weight), nodes
 
     def replaced(
         self, changed: dict[str, LinkChange], outgoing: dict[str, list[tuple[str, int]]], documents: set[str], titles: dict[str, str]
@@ -125,12 +133,13 @@ class DocumentGraph:
 
     @cached_property
     def changed_links(self) -> dict[str, dict[str, int]]:
-        """The changed documents' outgoing links now: uri -> target -> count (one pass over the
-        links, shared by the frontier and the marks the run leaves)."""
+        """The changed documents' outgoing links now: uri -> target -> count (their rows picked from
+        the link arrays, shared by the frontier and the marks the run leaves)."""
         found: dict[str, dict[str, int]] = {uri: {} for uri in self.changed}
-        for (source, target), links in self.directed.items():
-            if source in found:
-                found[source][target] = links
+        links = self.directed_arrays
+        sources = [self.position[uri] for uri in self.changed if uri in self.position]
+        for row in np.flatnonzero(np.isin(links.source, sources)).tolist():
+            found[self.documents[links.source[row]]][self.documents[links.target[row]]] = int(links.count[row])
         return found
 
     @property

@@ -24,8 +24,8 @@ from worker.themes import frontier
 from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
 from worker.themes.identity import assign_ids, changes, theme_number
 from worker.themes.model import DocumentGraph, Partition, Theme
-from worker.themes.projection import conductance, document_graph
-from worker.themes.summary import ThemeSummary, summarize
+from worker.themes.projection import document_graph, labelled_conductance
+from worker.themes.summary import ThemeLabels, ThemeSummary, summarize, theme_labels
 
 PREVIOUS_THEMES = f"""
 MATCH (t:{Label.THEME})
@@ -219,11 +219,12 @@ class ThemeRunner:
         found: dict[str, ThemeSummary] = {}
         for level in sorted({theme.level for theme in themes}):
             members, before = _at_level(themes, level), _at_level(previous, level)
+            labelled = theme_labels(graph, members)
             only = None
             if summarized and all(theme_id in summarized for theme_id in before):
-                only = touched_themes(graph, members, before, moving)
+                only = touched_themes(graph, labelled, members, before, moving)
                 found |= {theme_id: summarized[theme_id] for theme_id in members.keys() - only}
-            found |= summarize(graph, members, only)
+            found |= summarize(graph, members, only, labelled)
         return found
 
     def _update(self, graph: DocumentGraph, previous: list[Theme], moving: set[str], gamma: float, levels: int) -> Partition:
@@ -234,9 +235,9 @@ class ThemeRunner:
             for theme in previous:
                 if theme.level == level:
                     held.update(dict.fromkeys(theme.members, theme_number(theme.id)))
-            membership = frontier.update(graph, held, moving, gamma, self.settings.themes.random_seed)
-            memberships.append(membership)
-            scores.append(conductance(graph, membership))
+            labels = frontier.labels(graph, held, moving, gamma, self.settings.themes.random_seed)
+            memberships.append(dict(zip(graph.linked, labels.tolist(), strict=True)))
+            scores.append(labelled_conductance(graph, labels))
         return Partition(memberships, scores, LeidenalgEngine.name)
 
     @staticmethod
@@ -330,7 +331,9 @@ def _differing(before: dict[str, frozenset[str]], after: dict[str, frozenset[str
     return {theme_id for theme_id in before.keys() | after.keys() if before.get(theme_id) != after.get(theme_id)}
 
 
-def touched_themes(graph: DocumentGraph, members: dict[str, frozenset[str]], before: dict[str, frozenset[str]], moving: set[str]) -> set[str]:
+def touched_themes(
+    graph: DocumentGraph, labelled: ThemeLabels, members: dict[str, frozenset[str]], before: dict[str, frozenset[str]], moving: set[str]
+) -> set[str]:
     """One level's themes whose summary may differ from the last run's: those whose members changed,
     those holding a document at a changed link or a document that changed theme, and those linked to
     a document that changed theme (their crossovers name its theme). A summary reads only the links
@@ -342,5 +345,4 @@ def touched_themes(graph: DocumentGraph, members: dict[str, frozenset[str]], bef
     links = graph.directed_arrays
     near = touched[links.source] | touched[links.target]
     touched[links.source[near]] = touched[links.target[near]] = True
-    theme_of = {uri: theme_id for theme_id, uris in members.items() for uri in uris}
-    return (differing & members.keys()) | {theme_of[uri] for uri in (graph.documents[place] for place in np.flatnonzero(touched)) if uri in theme_of}
+    return (differing & members.keys()) | {labelled.ids[number] for number in set(labelled.label[touched].tolist()) if number >= 0}
