@@ -36,7 +36,7 @@ MAX_URIS = 25
 CANDIDATE_NODES = f"""
 UNWIND $terms AS term
 CALL (term) {{
-  CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene) YIELD node
+  CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene, $options) YIELD node
   WITH node WHERE node.uri STARTS WITH $under
   LIMIT $limit
   RETURN collect([node.uri, {NODE_TEXT.format(node="node")}]) AS candidates
@@ -78,6 +78,7 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None,
         CANDIDATE_NODES,
         terms=[{"term": term, "lucene": document_text.scoped(f'"{escape(term)}"', under)} for term in cleaned],
         limit=limit,
+        options=document_text.index_options(under, limit),
         under=under or "",
         database_=database,
     ).records

@@ -31,7 +31,7 @@ _WORD = re.compile(r"\w")
 _RESERVED = {"AND", "OR", "NOT", "TO"}
 
 SEARCH = f"""
-CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene) YIELD node, score
+CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene, $options) YIELD node, score
 WHERE node.uri STARTS WITH $under
 WITH node, score LIMIT $k
 OPTIONAL MATCH (d:{Label.DOCUMENT} {{uri: split(node.uri, '#')[0]}})
@@ -78,7 +78,9 @@ def search(driver: Driver, database: str, query: str, under: str | None, k: int,
         raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
     parts = [escape(query)] + [escape(term) for term in expand]
     lucene = " OR ".join(f"({part})" for part in parts if part)
-    records = driver.execute_query(SEARCH, lucene=document_text.scoped(lucene, under), under=under or "", k=k, database_=database).records
+    records = driver.execute_query(
+        SEARCH, lucene=document_text.scoped(lucene, under), options=document_text.index_options(under, k), under=under or "", k=k, database_=database
+    ).records
     words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
     hits = [
         Hit(

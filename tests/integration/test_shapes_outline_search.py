@@ -122,6 +122,16 @@ def test_scoped_search_returns_k_hits_where_rank_then_filter_would_not(library: 
     assert {hit.kind for hit in search(driver, "neo4j", "coil", None, 50, []).hits} <= {"Document", "Section"}
 
 
+def test_an_unscoped_search_ranked_inside_the_index_gives_the_best_k(library: Path, driver: Driver) -> None:
+    """Lucene keeps the best k itself when nothing filters after it: every k's scores are the first
+    k of the whole ranking's, and every hit is one the whole ranking has."""
+    ranked = search(driver, "neo4j", "coil misfire", None, 200, []).hits
+    assert len(ranked) > 30
+    for k in (1, 2, 5, 13):
+        best = search(driver, "neo4j", "coil misfire", None, k, []).hits
+        assert [hit.score for hit in best] == [hit.score for hit in ranked[:k]] and set(best) <= set(ranked)
+
+
 def test_expansion_terms_are_or_ed_and_hits_carry_breadcrumbs_and_snippets(library: Path, driver: Driver) -> None:
     plain = search(driver, "neo4j", "shudder", None, 5, [])
     assert plain.hits == []
