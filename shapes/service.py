@@ -9,6 +9,7 @@ decides what tools to offer. Calls are counted and timed for /metrics.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -77,11 +78,30 @@ def render_page(page: Page) -> str:
     return f"{shown}; more: the same call with cursor={page.next_cursor}" if page.next_cursor else f"{shown} (the end)"
 
 
+def _made_on_first_use(home: str) -> Any:
+    """A shape's object (and its caches) for the service, `module:Class(driver, database)`, made
+    the first time it is asked for, which is when its module is imported."""
+    module, name = home.split(":")
+
+    def make(service: Shapes) -> Any:
+        return getattr(importlib.import_module(module), name)(service.driver, service.database)
+
+    return cached_property(make)
+
+
 class Shapes:
     """`counted`: calls are counted for /metrics (shapes/metrics.py). A one-shot command line call
     is not: nothing would read its counts, and prometheus_client costs its start about 45 ms.
-    Each shape's object (and its caches) is made on first use, importing its module then: a
-    command line call loads its own shape only."""
+    Each shape's object is made on first use: a command line call loads its own shape only."""
+
+    join_paths: JoinPathShape = _made_on_first_use("shapes.join_path:JoinPathShape")
+    schema: GraphSchemaShape = _made_on_first_use("shapes.graph_schema:GraphSchemaShape")
+    links: LinksShape = _made_on_first_use("shapes.links:LinksShape")
+    themes: ThemesShape = _made_on_first_use("shapes.themes:ThemesShape")
+    outlines: OutlineShape = _made_on_first_use("shapes.outline:OutlineShape")
+    bridge: BridgeShape = _made_on_first_use("shapes.bridge:BridgeShape")
+    joins: JoinsShape = _made_on_first_use("shapes.joins:JoinsShape")
+    cypher: CypherShape = _made_on_first_use("shapes.cypher_runner:CypherShape")
 
     def __init__(self, settings: Settings, driver: Driver, database: str, counted: bool = True) -> None:
         self.settings = settings
@@ -90,54 +110,6 @@ class Shapes:
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
         self.snapshots = Snapshots()
-
-    @cached_property
-    def join_paths(self) -> JoinPathShape:
-        from shapes.join_path import JoinPathShape
-
-        return JoinPathShape(self.driver, self.database)
-
-    @cached_property
-    def schema(self) -> GraphSchemaShape:
-        from shapes.graph_schema import GraphSchemaShape
-
-        return GraphSchemaShape(self.driver, self.database)
-
-    @cached_property
-    def links(self) -> LinksShape:
-        from shapes.links import LinksShape
-
-        return LinksShape(self.driver, self.database)
-
-    @cached_property
-    def themes(self) -> ThemesShape:
-        from shapes.themes import ThemesShape
-
-        return ThemesShape(self.driver, self.database)
-
-    @cached_property
-    def outlines(self) -> OutlineShape:
-        from shapes.outline import OutlineShape
-
-        return OutlineShape(self.driver, self.database)
-
-    @cached_property
-    def bridge(self) -> BridgeShape:
-        from shapes.bridge import BridgeShape
-
-        return BridgeShape(self.driver, self.database)
-
-    @cached_property
-    def joins(self) -> JoinsShape:
-        from shapes.joins import JoinsShape
-
-        return JoinsShape(self.driver, self.database)
-
-    @cached_property
-    def cypher(self) -> CypherShape:
-        from shapes.cypher_runner import CypherShape
-
-        return CypherShape(self.driver, self.database)
 
     @cached_property
     def sql_runner(self) -> SqlRunner:
