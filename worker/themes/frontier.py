@@ -24,11 +24,6 @@ from worker.themes.model import DocumentGraph
 BINCOUNT_LIMIT = 4_000_000  # pairs of collapsed nodes summed in one array (32 MB of float64)
 
 
-def update(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[str], gamma: float, random_seed: int) -> dict[str, int]:
-    """The new membership (uri -> community) of every linked document (see `labels`)."""
-    return dict(zip(graph.linked, labels(graph, previous, frontier, gamma, random_seed).tolist(), strict=True))
-
-
 def labels(graph: DocumentGraph, previous: dict[str, int], frontier: Iterable[str], gamma: float, random_seed: int) -> np.ndarray:
     """The new community of every linked document, in the order of `graph.linked`. `previous` holds
     the last run's communities (numbers >= 0); documents outside it (new, or ungrouped) move
