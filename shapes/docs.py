@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shapes.registry import HOMES, declared
+from shapes.registry import HOMES, imported
 from shapes.spec import BOUND_WORDS, PAGING, ShapeSpec, limits
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def table() -> str:
     lines = ["| shape | CLI, MCP, HTTP | parameters (default, bounds; ? optional) | what it answers |", "|---|---|---|---|"]
     paging = {name: field for name, (_, field) in PAGING.items()}
     every = f"Every shape also takes {', '.join(describe(name, field) for name, field in paging.items())}: {'; '.join(str(field.description) for field in paging.values())}."
-    return "\n".join([BEGIN, *lines, *(row(declared(home)) for home in HOMES), "", every, END])
+    return "\n".join([BEGIN, *lines, *(row(imported(home)) for home in HOMES), "", every, END])
 
 
 def with_table(readme: str) -> str:
@@ -66,7 +66,7 @@ def catalog() -> str:
     """Generated from HOMES, not from SPECS (whose order and names come from this catalog)."""
     entries = ""
     for home in HOMES:
-        spec = declared(home)
+        spec = imported(home)
         fields = "".join(f"        {json.dumps(value, ensure_ascii=False)},\n" for value in (spec.command, home, spec.purpose))
         entries += f"    {json.dumps(spec.name)}: Entry(\n{fields}    ),\n"
     return (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shapes.spec import ShapeSpec
@@ -30,8 +30,8 @@ HOMES = (
 )
 
 
-def declared(home: str) -> ShapeSpec:
-    """The spec at `module:attribute`."""
+def imported(home: str) -> Any:
+    """The object at `module:attribute`, importing its module (a spec here, a shape's class in the service)."""
     module, attribute = home.split(":")
     return getattr(importlib.import_module(module), attribute)
 
@@ -42,7 +42,7 @@ class Registry(Mapping[str, "ShapeSpec"]):
     def __getitem__(self, name: str) -> ShapeSpec:
         from shapes.catalog import SHAPES
 
-        return declared(SHAPES[name].home)
+        return imported(SHAPES[name].home)
 
     def __iter__(self) -> Iterator[str]:
         from shapes.catalog import SHAPES

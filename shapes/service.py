@@ -9,7 +9,6 @@ decides what tools to offer. Calls are counted and timed for /metrics.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -22,7 +21,7 @@ from shapes import freshness as freshness_shape
 from shapes.budget import Page
 from shapes.errors import ShapeError
 from shapes.reader import ReadDriver
-from shapes.registry import SPECS
+from shapes.registry import SPECS, imported
 from shapes.snapshots import Snapshots
 from shapes.spec import Needs, Params, ShapeSpec
 from worker import problems
@@ -81,10 +80,9 @@ def render_page(page: Page) -> str:
 def _made_on_first_use(home: str) -> Any:
     """A shape's object (and its caches) for the service, `module:Class(driver, database)`, made
     the first time it is asked for, which is when its module is imported."""
-    module, name = home.split(":")
 
     def make(service: Shapes) -> Any:
-        return getattr(importlib.import_module(module), name)(service.driver, service.database)
+        return imported(home)(service.driver, service.database)
 
     return cached_property(make)
 

@@ -7,10 +7,9 @@ stay importable, and imported, for everything else."""
 
 from __future__ import annotations
 
-import importlib.machinery
 import sys
 from collections.abc import Sequence
-from importlib.machinery import ModuleSpec
+from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
@@ -43,7 +42,7 @@ class _DriverWithoutDataFrames:
     def find_spec(self, name: str, path: Sequence[str] | None, target: ModuleType | None = None) -> ModuleSpec | None:
         if name != DRIVER_OPTIONAL_DEPS:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = PathFinder.find_spec(name, path)
         if spec is not None and spec.loader is not None:
             spec.loader = _HidingLoader(spec.loader)  # type: ignore[assignment]
         return spec
