@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from shapes import running_server
 from shapes.spec import BOUND_WORDS, ShapeSpec, limits, value_kind
 from worker.cli_support import Context, emit_json, out, pass_context
 
@@ -89,6 +90,8 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
         extras = {option.name: values.pop(option.name) for option in (extra.options if extra else ()) if option.name}
         raw = {name: list(value) if isinstance(value, tuple) else value for name, value in values.items() if value not in (None, ())}
         spec.validate(raw)  # refused before any engine is needed
+        if not watch and not any(extras.values()) and _answered_by_server(ctx, spec, raw, as_json):
+            return
         from shapes.service import Shapes
         from worker.graph.connection import connect
 
@@ -112,3 +115,22 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
                 time.sleep(WATCH_INTERVAL)
 
     return click.Command(spec.command, callback=run, params=parameters, help=spec.purpose, short_help=spec.purpose)
+
+
+def _answered_by_server(ctx: Context, spec: ShapeSpec, raw: dict[str, Any], as_json: bool) -> bool:
+    """Printed the answer of a running `serve --http` with these settings, if there is one that
+    takes the call (shapes/running_server.py); False leaves the call to this process. A watch or a
+    worker-side option (`--refresh`) always runs here."""
+    server = running_server.find(ctx.settings)
+    token = running_server.stored_token(ctx.settings) if server else None
+    if server is None or token is None:
+        return False
+    try:
+        answer = running_server.ask(server, token, spec, raw, as_json)
+    except running_server.ServerGone:
+        return False
+    if as_json:
+        emit_json(json.loads(answer))
+    else:
+        out.print(answer, highlight=False, markup=False)
+    return True

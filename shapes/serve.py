@@ -12,7 +12,6 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -20,6 +19,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
+from shapes import running_server
 from shapes.http_api import BearerToken, routes
 from shapes.mcp_server import LakegraphMCP
 from shapes.service import Shapes
@@ -30,16 +30,12 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
 
-def token_file(settings: Settings) -> Path:
-    return settings.state_path / "serve" / "token"
-
-
 def bearer_token(settings: Settings) -> str:
     """The configured token, else the stored one, else a new one stored 0600."""
     configured = settings.serve.token.get_secret_value()
     if configured:
         return configured
-    path = token_file(settings)
+    path = running_server.token_file(settings)
     if path.exists():
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +53,9 @@ class HttpService:
     api: bool
 
 
-def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool) -> HttpService:
+def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool, address: tuple[str, int]) -> HttpService:
+    """The app for the socket bound at `address`. While it serves the API, the address is
+    published for read commands with the same settings (shapes/running_server.py)."""
     served: list[BaseRoute] = (
         [*routes(shapes), *page_routes(shapes)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
     )
@@ -67,13 +65,19 @@ def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: 
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if mcp is None or mcp_app is None:
-            yield
-            return
-        async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
-            tasks.start_soon(mcp.keep_tools_current, settings.serve.tools_refresh_interval)
-            yield
-            tasks.cancel_scope.cancel()
+        if api:
+            running_server.publish(settings, *address)
+        try:
+            if mcp is None or mcp_app is None:
+                yield
+                return
+            async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
+                tasks.start_soon(mcp.keep_tools_current, settings.serve.tools_refresh_interval)
+                yield
+                tasks.cancel_scope.cancel()
+        finally:
+            if api:  # uvicorn's shutdown on SIGTERM/SIGINT runs this before the signal ends the process
+                running_server.withdraw(settings)
 
     app = Starlette(routes=served, lifespan=lifespan)
     return HttpService(BearerToken(app, bearer_token(settings)), mcp is not None, api)

@@ -22,8 +22,9 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
 
     import anyio
 
+    from shapes import running_server
     from shapes.mcp_server import LakegraphMCP
-    from shapes.serve import http_app, listen, run_http, token_file
+    from shapes.serve import http_app, listen, run_http
     from shapes.service import Shapes
     from worker.graph.connection import connect
 
@@ -45,16 +46,16 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
             assert mcp is not None
             anyio.run(mcp.run_stdio, settings.serve.tools_refresh_interval)
             return
-        service = http_app(settings, shapes, mcp, api)
         sock = listen(settings.serve.host, settings.serve.port)
         bound_host, bound_port = sock.getsockname()[:2]
+        service = http_app(settings, shapes, mcp, api, (bound_host, bound_port))
         base = f"http://{bound_host}:{bound_port}"
         if mcp is not None:
             out.print(f"MCP       {base}/mcp  (tools: {', '.join(sorted(mcp.offered))})", highlight=False, markup=False)
         if api:
             out.print(f"HTTP API  {base}/v1/...  (OpenAPI: {base}/openapi.json, {base}/healthz, {base}/metrics)", highlight=False, markup=False)
             out.print(f"themes    {base}/themes?token=<token>  (the page authors watch)", highlight=False, markup=False)
-        token_source = "serve.token" if settings.serve.token.get_secret_value() else str(token_file(settings))
+        token_source = "serve.token" if settings.serve.token.get_secret_value() else str(running_server.token_file(settings))
         out.print(f"token     Authorization: Bearer <the token in {token_source}>", highlight=False, markup=False)
         sys.stdout.flush()
         run_http(service, sock)

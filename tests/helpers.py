@@ -1,7 +1,9 @@
-"""Running the real `lakegraph` console script the way a user does."""
+"""Running the real `lakegraph` console script the way a user does, and comparing its answers."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
+VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}  # what differs between two calls a moment apart
 CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"]
 
 
@@ -53,3 +56,18 @@ def pubsub_topic(project: str, topic_id: str, subscription_id: str) -> tuple[Any
 
     publisher = pubsub_v1.PublisherClient()
     return publisher, create_topic_with_subscription(publisher, project, topic_id, subscription_id), subscription_id
+
+
+def stable(answer: Any) -> Any:
+    """The answer without what differs between two calls a moment apart (freshness, timings, and
+    the id of the snapshot a serving process keeps for the cursor's walk)."""
+    if isinstance(answer, dict):
+        return {
+            key: cursor_without_snapshot(value) if key == "next_cursor" and value else stable(value) for key, value in answer.items() if key not in VOLATILE
+        }
+    return [stable(item) for item in answer] if isinstance(answer, list) else answer
+
+
+def cursor_without_snapshot(cursor: str) -> dict:
+    state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    return {key: value for key, value in state.items() if key != "s"}

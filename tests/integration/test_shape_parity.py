@@ -5,7 +5,6 @@ command tree, prints exactly one JSON document."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 from collections.abc import Iterator
@@ -25,7 +24,8 @@ from shapes.registry import SPECS
 from shapes.spec import ShapeSpec
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env, run_cli
+from tests.helpers import LAKEGRAPH, clean_env, run_cli, stable
+from tests.integration.test_cli_via_server import LOCAL, served_calls
 from tests.integration.test_mcp_http import Served, _tool_text
 from worker.cli import cli
 from worker.runtime.processes import stop_pid
@@ -61,7 +61,6 @@ REFUSALS: dict[str, dict[str, Any]] = {
     "bridge": {"value": "P0301", "column": "work_orders.fault_code"},
 }
 REPORT_BY_EXIT_CODE = {("doctor",), ("neo4j", "status")}  # their exit code says an engine is off; their JSON says which
-VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +79,7 @@ def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factor
         LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(house.settings.warehouse.glossary_path),
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
         LAKEGRAPH_LOG_LEVEL="warning",
+        **LOCAL,  # the CLI's own answers; test_cli_mcp_and_http_give_the_same_answer also hands each call to the server
     )
 
 
@@ -113,21 +113,6 @@ def cli_args(spec: ShapeSpec, params: dict[str, Any]) -> list[str]:
         else:
             args += [option, json.dumps(value) if isinstance(value, dict) else str(value)]
     return args
-
-
-def stable(answer: Any) -> Any:
-    """The answer without what differs between two calls a moment apart (freshness, timings, and
-    the id of the snapshot a serving process keeps for the cursor's walk)."""
-    if isinstance(answer, dict):
-        return {
-            key: cursor_without_snapshot(value) if key == "next_cursor" and value else stable(value) for key, value in answer.items() if key not in VOLATILE
-        }
-    return [stable(item) for item in answer] if isinstance(answer, list) else answer
-
-
-def cursor_without_snapshot(cursor: str) -> dict:
-    state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    return {key: value for key, value in state.items() if key != "s"}
 
 
 def over_http(served: Served, spec: ShapeSpec, params: dict[str, Any]) -> tuple[int, Any]:
@@ -170,6 +155,10 @@ def test_cli_mcp_and_http_give_the_same_answer(name: str, served: Served, env: d
     status, by_http = over_http(served, spec, params)
     assert status == 200, by_http
     assert stable(by_cli) == stable(json.loads(text)) == stable(by_http)
+    handed_before = served_calls(served.base, served.token, name)
+    handed = run_cli(spec.command, *cli_args(spec, params), "--json", env={key: value for key, value in env.items() if key not in LOCAL})
+    assert handed.returncode == 0 and stable(json.loads(handed.stdout)) == stable(by_cli), handed.stderr
+    assert served_calls(served.base, served.token, name) == handed_before + 1, "the command did not hand its call to the server"
     assert by_cli["page"]["shown"] > 0
     if by_cli["page"]["next_cursor"]:  # the cursor one surface gives continues on another
         following = {**params, "cursor": by_cli["page"]["next_cursor"]}

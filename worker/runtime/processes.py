@@ -24,6 +24,7 @@ class PidRecord:
     pid: int
     address: str
     started_at: float
+    settings: str = ""  # a server's: the fingerprint of the settings it answers with (shapes/running_server.py)
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
