@@ -1,7 +1,8 @@
 """Shapes on a large real estate (not a test): the PowerShell-Docs corpus loaded under many library
 names; the shapes whose cost used to grow with the estate — deep outlines, a subtree's links,
 coverage — timed in-process and over the HTTP API against a `RETURN 1` round trip and a
-`/healthz` call measured in the same run; then themes: a first run (Leiden from scratch), the
+`/healthz` call measured in the same run, and three of them from the shell, answered by the command
+alone and handed to the running server; then themes: a first run (Leiden from scratch), the
 unchanged skip, a refresh after a one-file link edit (in the worker, which keeps the graph it last
 saw, and as `lakegraph themes --refresh` does, from nothing), and `themes --refresh --json`.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 import httpx2
 
+from shapes import running_server
 from shapes.links import KEPT_LISTINGS
 from shapes.registry import SPECS
 from shapes.service import Shapes
@@ -38,7 +40,7 @@ from worker.documents.loader import load
 from worker.graph.schema import Label
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
-from worker.runtime.processes import stop_pid
+from worker.runtime.processes import stop_pid, wait_until
 from worker.settings import Settings, load_settings
 from worker.themes.runner import ThemeRunner
 
@@ -55,6 +57,7 @@ TERMS = [
     "No-SuchCmdlet",
 ]
 SUBTREE = "7.4/microsoft.powershell.core"
+SHELL_CALLS = 10  # samples of each command from the shell (a process start each)
 EDITED = "7.4/Microsoft.PowerShell.Core/Clear-Host.md"  # a one-file edit: a link to a page of another module
 EDIT_LINK = "\n\nSee also [Get-Date](../Microsoft.PowerShell.Utility/Get-Date.md).\n"
 
@@ -111,8 +114,36 @@ def over_http(settings: Settings, uri: str, password: str, calls: dict[str, tupl
             for name, (shape, params) in calls.items():
                 p95 = percentile(timed(lambda shape=shape, params=params: call(shape, params), count, warmup=3), 0.95)
                 print(f"  {name:45s} p95 {p95:8.1f} ms  ({p95 / floor:,.0f}x)  {'met' if p95 < 50 else 'over 50 ms'}")
+        wait_until(running_server.address_file(settings).exists, 30, "serve --http published its address")
+        from_the_shell(env, shell_calls(calls), min(count, SHELL_CALLS))
     finally:
         stop_pid(server.pid, timeout=10)
+
+
+def shell_calls(calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, list[str]]:
+    """Three of the calls as a user types them."""
+    words = {
+        "outline": ["outline", "--depth", "2"],
+        "links": ["links", "--under", calls["links under one folder"][1]["under"]],
+        "search": ["search", "remote session"],
+    }
+    return {" ".join(command): command for command in words.values()}
+
+
+def from_the_shell(env: dict[str, str], commands: dict[str, list[str]], count: int) -> None:
+    """Each command answering by itself, then handed to the running server (shapes/running_server.py),
+    taken alternately so both see the same machine."""
+    print("\nfrom the shell, p50: the command answering by itself -> handed to serve --http")
+    for name, words in commands.items():
+        alone: list[float] = []
+        handed: list[float] = []
+        for index in range(count + 1):  # the first round is untimed: the file cache
+            for sink, extra in ((alone, {"LAKEGRAPH_SERVE__CLI_VIA_SERVER": "false"}), (handed, {})):
+                began = time.perf_counter()
+                subprocess.run([LAKEGRAPH, *words], env={**env, **extra}, capture_output=True, check=True)
+                if index:
+                    sink.append((time.perf_counter() - began) * 1000)
+        print(f"  lakegraph {name:50s} {percentile(alone, 0.5):6.0f} -> {percentile(handed, 0.5):4.0f} ms")
 
 
 def themes(components: Components, corpus: Path, library: str, uri: str, password: str) -> None:
