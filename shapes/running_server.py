@@ -12,7 +12,6 @@ and the command answers by itself. Stdlib and the pid records only: importing th
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import time
@@ -90,6 +89,8 @@ def ask(server: PidRecord, token: str, spec: ShapeSpec, raw: dict[str, Any], as_
     """The server's answer to the call as the command prints it (text, or the JSON document).
     A refusal raises ShapeError and an engine the server cannot reach LakegraphError, with the
     server's words; anything else that stops the call raises ServerGone."""
+    import http.client  # only when a server is there: with its email parser, 10-20 ms of a start
+
     params = {**raw, "format": "json" if as_json else "text"}
     parts = urlsplit(server.address)
     headers = {"Authorization": f"Bearer {token}"}
