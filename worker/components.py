@@ -55,10 +55,11 @@ class Components:
 
     @cached_property
     def warehouse(self) -> WarehouseSync:
-        """A table event also refreshes that table's bridged values, whichever path brought it."""
+        """A table event also refreshes that table's bridged values, whichever path brought it, and
+        relearns the query log through the process's one query graph."""
         from worker.warehouse.sync import WarehouseSync
 
-        return WarehouseSync(self.settings, self.driver, self.database, after_table=self.bridge.refresh)
+        return WarehouseSync(self.settings, self.driver, self.database, after_table=self.bridge.refresh, queries=self.query_graph)
 
     @cached_property
     def bridge(self) -> BridgeRefresh:

@@ -136,8 +136,10 @@ def test_warehouse_changes_are_bridged_at_the_next_refresh(house: lakehouse.Lake
 def test_a_table_event_refreshes_that_tables_values(house: lakehouse.Lakehouse, driver: Driver) -> None:
     with duckdb.connect(str(house.warehouse)) as con:
         con.execute("INSERT INTO service.work_orders VALUES (7, 'VIN1', 'P0420', DATE '2024-05-01', false)")
-    Components(house.settings, driver, target(house.settings)).warehouse.sync_table("service", "work_orders")  # what an audit-log table event runs
+    components = Components(house.settings, driver, target(house.settings))
+    components.warehouse.sync_table("service", "work_orders")  # what an audit-log table event runs
     assert [(row["column"], row["rows"]) for row in bridge(house, driver, value="P0420")["columns"]] == [("warehouse.service.work_orders.fault_code", 1)]
+    assert components.warehouse.queries is components.query_graph  # a table event relearns through the audit tasks' query graph: one per process
 
 
 def test_a_pass_cut_short_is_finished_by_the_next_refresh(house: lakehouse.Lakehouse, driver: Driver) -> None:

@@ -23,16 +23,24 @@ SOURCE = "warehouse"
 
 
 class WarehouseSync:
-    def __init__(self, settings: Settings, driver: Driver, database: str, after_table: Callable[[str, str], object] = lambda schema, table: None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        driver: Driver,
+        database: str,
+        after_table: Callable[[str, str], object] = lambda schema, table: None,
+        queries: QueryGraph | None = None,
+    ) -> None:
         """`after_table(schema, table)` runs after each table event is applied: the composition root
-        (worker/components.py) refreshes that table's bridged values there."""
+        (worker/components.py) refreshes that table's bridged values there, and passes the process's
+        one `queries` (the query log's graph, whose resolved shapes the audit tasks share)."""
         self.settings = settings
         self.driver = driver
         self.database = database
         self.after_table = after_table
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
-        self.queries = QueryGraph(driver, database, settings.warehouse.sql_dialect)
+        self.queries = queries or QueryGraph(driver, database, settings.warehouse.sql_dialect)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
