@@ -118,8 +118,8 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
 
 
 def _answered_by_server(ctx: Context, spec: ShapeSpec, raw: dict[str, Any], as_json: bool) -> bool:
-    """Printed the answer of a running `serve --http` with these settings, if there is one that
-    takes the call (shapes/running_server.py); False leaves the call to this process. A watch or a
+    """True once a running `serve --http` with these settings took the call and its answer is
+    printed (shapes/running_server.py); False leaves the call to this process. A watch or a
     worker-side option (`--refresh`) always runs here."""
     server = running_server.find(ctx.settings)
     token = running_server.stored_token(ctx.settings) if server else None

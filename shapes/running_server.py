@@ -6,7 +6,8 @@ started with the same settings sends its call there and prints the answer the se
 which is the answer it would have computed itself: it skips starting the graph's clients (the
 driver and the shapes' code are most of a one-shot call's start) and shares the server's kept
 answers. Any doubt — no file, a dead pid, other settings, a refused connection, a wrong token —
-and the command answers by itself. Stdlib and the pid records only: importing this costs a command nothing.
+and the command answers by itself. It imports the stdlib and the pid records (http.client only
+when there is a server to ask), so looking costs a command next to nothing.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def find(settings: Settings) -> PidRecord | None:
 
 
 def stored_token(settings: Settings) -> str | None:
-    """The token the server demands: configured, or the one it stored (never made here)."""
+    """The token the server demands: configured, or the one a server stored; None when neither
+    can be read (making one is the server's: shapes/serve.py)."""
     configured = settings.serve.token.get_secret_value()
     if configured:
         return configured

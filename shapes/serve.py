@@ -32,12 +32,10 @@ if TYPE_CHECKING:
 
 def bearer_token(settings: Settings) -> str:
     """The configured token, else the stored one, else a new one stored 0600."""
-    configured = settings.serve.token.get_secret_value()
-    if configured:
-        return configured
+    found = running_server.stored_token(settings)
+    if found:
+        return found
     path = running_server.token_file(settings)
-    if path.exists():
-        return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
