@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # (the address file is in the state folder, so both sides share it already).
 NOT_IN_ANSWERS = {"serve", "log_level", "state_dir", "cache_dir"}
 CALL_TIMEOUT = 600.0  # seconds: a connection is refused at once; an answer may take a while
-WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # a bound socket's wildcard addresses, reached on loopback
 
 
 class ServerGone(Exception):

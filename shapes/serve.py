@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 def bearer_token(settings: Settings) -> str:
     """The configured token, else the stored one, else a new one stored 0600."""
     found = running_server.stored_token(settings)
-    if found:
+    if found is not None:
         return found
     path = running_server.token_file(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
