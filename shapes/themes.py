@@ -22,6 +22,7 @@ from pydantic import Field
 from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
 from shapes.versioned import Versioned
+from worker.graph import theme_versions
 from worker.graph.schema import Label, Rel
 
 if TYPE_CHECKING:
@@ -31,19 +32,21 @@ if TYPE_CHECKING:
 
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.frontier AS frontier,
+RETURN r.id AS id, {theme_versions.SEQ.format(node="r")} AS seq, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.frontier AS frontier,
        r.gamma AS gamma, r.levels AS levels, r.duration AS duration
 ORDER BY r.started DESC LIMIT 1
 """
 DOCUMENT_COUNT = f"MATCH (d:{Label.DOCUMENT}) RETURN count(d) AS n"
+# Every theme query reads the versions of one run, $run (see worker/graph/theme_versions.py).
 THEMES_AT_LEVEL = f"""
-MATCH (t:{Label.THEME} {{level: $level}})
+MATCH (t:{theme_versions.VERSIONS} {{level: $level}}) WHERE {theme_versions.visible("t")}
 RETURN t.id AS id, t.name AS name, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets,
        t.central AS central, t.crossovers AS crossovers
 """
-THEME = f"MATCH (t:{Label.THEME} {{id: $theme}}) RETURN t.level AS level"
+THEME = f"MATCH (t:{theme_versions.VERSIONS} {{id: $theme}}) WHERE {theme_versions.visible('t')} RETURN t.level AS level"
 MEMBERS = f"""
-MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(:{Label.THEME} {{id: $theme}})
+MATCH (t:{theme_versions.VERSIONS} {{id: $theme}}) WHERE {theme_versions.visible("t")}
+MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t)
 RETURN d.uri AS uri, d.displayName AS name ORDER BY uri
 """
 MAX_LEVEL = 9
@@ -94,9 +97,9 @@ class ThemesResult:
     members: list[dict] = field(default_factory=list)  # {"uri", "name"} in URI order
 
 
-def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[str, int], list[dict]]) -> ThemesResult:
-    """The themes at a level, largest first; or, with `theme`, that theme and its members.
-    `stored(run id, level)` gives the level's stored themes (see `ThemesShape`)."""
+def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[dict, int], list[dict]]) -> ThemesResult:
+    """The themes at a level, largest first; or, with `theme`, that theme and its members, all of
+    the latest run's. `stored(run, level)` gives the level's stored themes (see `ThemesShape`)."""
     if not 0 <= level <= MAX_LEVEL:
         raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
@@ -106,24 +109,25 @@ def themes(driver: Driver, database: str, level: int, theme: str | None, stored:
             raise ShapeError("no themes run yet: `lakegraph themes --refresh`")
         return ThemesResult(level, total, 0, total, None)
     run = dict(runs[0])
+    at = run.pop("seq")
     if theme is not None:
-        found = driver.execute_query(THEME, theme=theme, database_=database).records
+        found = driver.execute_query(THEME, theme=theme, run=at, database_=database).records
         if not found:
             raise ShapeError(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
         level = found[0]["level"]
     if level >= (run["levels"] or 1):
         raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
-    rows = stored(run["id"], level)
+    rows = stored({**run, "seq": at}, level)
     views = [ThemeView(**row, share=round(row["size"] / total, 4) if total else 0.0, cohesion=cohesion(row["conductance"])) for row in rows]
     grouped = sum(view.size for view in views)
     if theme is None:
         return ThemesResult(level, total, grouped, total - grouped, run, views)
-    members = [dict(row) for row in driver.execute_query(MEMBERS, theme=theme, database_=database).records]
+    members = [dict(row) for row in driver.execute_query(MEMBERS, theme=theme, run=at, database_=database).records]
     return ThemesResult(level, total, grouped, total - grouped, run, [view for view in views if view.id == theme], theme, members)
 
 
-def stored_themes(driver: Driver, database: str, level: int) -> list[dict]:
-    """A level's themes as stored by the run, largest first, their summaries parsed."""
+def stored_themes(driver: Driver, database: str, run: int, level: int) -> list[dict]:
+    """A level's themes as run `run` left them, largest first, their summaries parsed."""
     rows = [
         {
             "id": row["id"],
@@ -132,15 +136,16 @@ def stored_themes(driver: Driver, database: str, level: int) -> list[dict]:
             "conductance": row["conductance"],
             **{part: json.loads(row[part] or "[]") for part in ("top_targets", "central", "crossovers")},
         }
-        for row in driver.execute_query(THEMES_AT_LEVEL, level=level, database_=database).records
+        for row in driver.execute_query(THEMES_AT_LEVEL, level=level, run=run, database_=database).records
     ]
     return sorted(rows, key=lambda row: (-row["size"], row["id"]))
 
 
 class ThemesShape:
-    """Themes read again only after a new run: a run writes its themes in the transaction that
-    records it, so the latest run's id keys them (at 100k documents, reading and parsing a level's
-    736 themes took most of the call's 200 ms; a page now reads two counters and its own rows)."""
+    """Themes read again only after a new run: a run's themes never change once it is current (see
+    worker/graph/theme_versions.py), so the latest run's id keys them (at 100k documents, reading
+    and parsing a level's 736 themes took most of the call's 200 ms; a page now reads two counters
+    and its own rows)."""
 
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
@@ -150,8 +155,8 @@ class ThemesShape:
     def __call__(self, level: int, theme: str | None) -> ThemesResult:
         return themes(self.driver, self.database, level, theme, self._stored)
 
-    def _stored(self, run_id: str, level: int) -> list[dict]:
-        return self.levels.get(run_id, level, lambda: stored_themes(self.driver, self.database, level))
+    def _stored(self, run: dict, level: int) -> list[dict]:
+        return self.levels.get(run["id"], level, lambda: stored_themes(self.driver, self.database, run["seq"], level))
 
 
 @dataclass(frozen=True)

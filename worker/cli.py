@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from worker.problems import Problem
     from worker.settings import Settings
 
+COMMAND_SOURCE = "command"  # the source of a command's failures in `lakegraph errors`
 # Each command imports what it runs when it runs: `--help`, `--version` and a shape call start
 # without the engines' clients (tests/unit/test_cli_start.py, tests/benchmarks/cli_start.py).
 
@@ -417,6 +419,9 @@ for _command in (serve_command, demo_command, extract_joins_command):
 
 
 def main() -> None:
+    # The driver's notices (a transaction retried) are not the terminal's: a command's outcome is
+    # its answer or its one error line. Processes that log (`up`, the worker) give the logs a home.
+    logging.getLogger("neo4j").addHandler(logging.NullHandler())
     try:
         cli.main(standalone_mode=False)
     except LakegraphError as error:
@@ -430,6 +435,24 @@ def main() -> None:
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as error:
+        from worker.graph.engine_errors import explain
+
+        line = explain(error)
+        if line is None:
+            raise
+        _record_failure(line)
+        err.print(f"[bold red]error:[/] {escape(line)}", highlight=False)
+        sys.exit(1)
+
+
+def _record_failure(line: str) -> None:
+    """An engine's refusal the command met, recorded for `lakegraph errors` (the command is the key;
+    nothing replays a command: its line says what to change first)."""
+    from worker import problems
+
+    if Context.last is not None and Context.last.loaded:
+        problems.park_from_command(Context.last.settings, COMMAND_SOURCE, " ".join(sys.argv[1:])[:200], line)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,16 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 class Context:
+    last: Context | None = None  # this process's, for the error handler that outlives click's
+
     def __init__(self, config_file: Path | None) -> None:
         self.config_file = config_file
         self._settings: Settings | None = None
+        Context.last = self
+
+    @property
+    def loaded(self) -> bool:
+        return self._settings is not None
 
     @property
     def settings(self) -> Settings:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import duckdb
+from neo4j import Driver
 from neo4j.exceptions import ClientError
 
 from worker.errors import LakegraphError
 from worker.google_clients import bigquery_client
+from worker.graph import batches
 from worker.graph.connection import connect
 from worker.runtime import memory, redis_server
 from worker.runtime.neo4j_server import Neo4jHome
@@ -24,6 +26,7 @@ STORAGE_COUNT_CAP = 10_000
 NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
 GDS_VERSION = "RETURN gds.version() AS version"
 PAGECACHE_SETTING = "SHOW SETTINGS YIELD name, value WHERE name = 'server.memory.pagecache.size' RETURN value"
+HEAP = "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes RETURN attributes.HeapMemoryUsage.value.properties.max AS max"
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,17 @@ def _neo4j(settings: Settings) -> list[EngineStatus]:
         kernel = driver.execute_query(NEO4J_COMPONENTS, database_=where.database).records[0]
         origin = "local runtime" if where.local else "configured"
         detail = f"{kernel['version']} {kernel['edition']} at {where.uri} ({origin})"
-        if where.local:  # its store is on this disk: compare it with the page cache it runs with
+        heap = _heap(driver, where.database)
+        limit = batches.transaction_limit(driver, where.database)
+        detail += f"; heap {memory.size_text(heap)}" if heap else ""
+        detail += f", transaction memory {memory.size_text(limit)}"
+        warnings = [batches.small_limit(limit)]
+        if where.local:  # its store is on this disk: compare it with the memory it runs with
             pagecache = driver.execute_query(PAGECACHE_SETTING, database_=where.database).records[0]["value"]
             store = memory.store_bytes(Neo4jHome.of(settings).data_dir)
             detail += f"; store {store / 2**20:,.0f} MB, page cache {pagecache}"
-            detail += f"; {warning}" if (warning := memory.outgrown(store, pagecache)) else ""
+            warnings += [memory.outgrown(store, pagecache), memory.small_heap(heap, store) if heap else None]
+        detail += "".join(f"; {warning}" for warning in warnings if warning)
         statuses = [EngineStatus("neo4j", "up", detail)]
         try:
             gds = driver.execute_query(GDS_VERSION, database_=where.database).records[0]["version"]
@@ -72,6 +81,14 @@ def _neo4j(settings: Settings) -> list[EngineStatus]:
         except ClientError as err:
             statuses.append(EngineStatus("gds", "down", f"GDS plugin not available ({err.code})"))
     return statuses
+
+
+def _heap(driver: Driver, database: str) -> int | None:
+    """The server's maximum heap, where it shows it (JMX is not open on every managed service)."""
+    try:
+        return driver.execute_query(HEAP, database_=database).records[0]["max"]
+    except ClientError:
+        return None
 
 
 def _redis(settings: Settings) -> list[EngineStatus]:

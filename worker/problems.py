@@ -28,6 +28,8 @@ from worker.graph.schema import Label
 if TYPE_CHECKING:
     import redis
 
+    from worker.settings import Settings
+
 Kind = Literal["skipped", "warning", "failed", "conflict"]
 
 
@@ -144,12 +146,42 @@ def park(
     return hold(broker(), source, key, kind, reason, task, args)
 
 
+def park_from_command(settings: Settings, source: str, key: str, reason: str, task: str = "", args: list | None = None) -> str | None:
+    """A command's failure, parked (see `park`) with the command's own settings; None when neither
+    the graph nor Redis takes it — the command's error line still says it."""
+    from redis.exceptions import RedisError
+
+    from worker.graph.connection import connect
+    from worker.runtime import redis_server
+
+    opened: list[Driver] = []
+
+    def graph() -> tuple[Driver, str]:
+        driver, where = connect(settings)
+        opened.append(driver)
+        return driver, where.database
+
+    try:
+        return park(graph, lambda: redis_server.broker_client(settings, timeout=2), source, key, "failed", reason, task, args or [])
+    except (RedisError, EngineUnavailable, OSError):
+        log.warning("could not record the failure of %s %s anywhere", source, key)
+        return None
+    finally:
+        for driver in opened:
+            driver.close()
+
+
 def hold(client: redis.Redis, source: str, key: str, kind: Kind, reason: str, task: str, args: list) -> str:
     """Keep a problem in Redis while the graph cannot take it."""
     pid = problem_id(source, key, kind)
     held = {"source": source, "key": key, "kind": kind, "reason": reason[:2000], "task": task, "args": args, "at": _now()}
     client.hset(HELD, pid, json.dumps(held))
     return pid
+
+
+def unhold(client: redis.Redis, source: str, key: str, kind: Kind) -> None:
+    """A problem held in Redis is over before it reached the graph (its work has since succeeded)."""
+    client.hdel(HELD, problem_id(source, key, kind))
 
 
 def held(client: redis.Redis) -> list[Problem]:

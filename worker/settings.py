@@ -47,9 +47,11 @@ class Neo4jSettings(Section):
     password: SecretStr
     database: str
     bolt_port: int = Field(ge=0, le=65535)
-    heap_size: str = Field(pattern=SIZE_PATTERN)
+    heap_size: str = Field(pattern=rf"{SIZE_PATTERN}|^auto$")
     pagecache_size: str = Field(pattern=rf"{SIZE_PATTERN}|^auto$")
+    server_config: dict[str, str]
     start_timeout: float = Field(gt=0)
+    retry_seconds: float = Field(ge=0)
 
     @field_validator("uri")
     @classmethod

@@ -76,11 +76,11 @@ def document(index: int, total: int, rng: random.Random, sections: int = 10, lin
     return "\n\n".join(lines) + "\n"
 
 
-def generate(root: Path, total: int, seed: int = 7) -> int:
+def generate(root: Path, total: int, seed: int = 7, sections: int = 10) -> int:
     """Write the corpus; returns the number of sections."""
     rng = random.Random(seed)
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     for index in range(total):
-        (root / relpath(index)).write_text(document(index, total, rng))
-    return total * 10
+        (root / relpath(index)).write_text(document(index, total, rng, sections))
+    return total * sections

@@ -6,11 +6,14 @@ alone and handed to the running server; then themes: a first run (Leiden from sc
 unchanged skip, a refresh after a one-file link edit (in the worker, which keeps the graph it last
 saw, and as `lakegraph themes --refresh` does, from nothing), and `themes --refresh --json`.
 
-    python -m tests.benchmarks.estate_shapes [--copies 3] [--calls 30] [--heap 2g] [--keep DIR]
+    python -m tests.benchmarks.estate_shapes [--copies 3] [--calls 30] [--heap SIZE]... [--themes-only] [--keep DIR]
 
 `--copies 32` is the 100,000-document tier (98,816 documents, about 2.1M sections): its load takes
 about 25 minutes on two cores. `--keep DIR` keeps the estate (corpus and store) in DIR and reuses
-it on the next run, whose load then finds nothing changed. Starts its own local Neo4j + GDS.
+it on the next run, whose load then finds nothing changed. Starts its own local Neo4j + GDS with the
+settings a user gets (`neo4j.heap_size = "auto"`); each `--heap SIZE` (or `default`) runs the
+themes again on a runtime restarted with that heap (`--heap default --heap 1g`); `--themes-only`
+leaves the shapes out.
 Targets at 100k: every p95 over HTTP under 50 ms except the documented exceptions (docs/shapes.md),
 a first themes run under 20 s, a refresh after a one-file edit under 2 s.
 """
@@ -57,6 +60,7 @@ TERMS = [
     "No-SuchCmdlet",
 ]
 SUBTREE = "7.4/microsoft.powershell.core"
+DEFAULT_HEAP = "default"
 SHELL_CALLS = 10  # samples of each command from the shell (a process start each)
 EDITED = "7.4/Microsoft.PowerShell.Core/Clear-Host.md"  # a one-file edit: a link to a page of another module
 EDIT_LINK = "\n\nSee also [Get-Date](../Microsoft.PowerShell.Utility/Get-Date.md).\n"
@@ -184,37 +188,47 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--copies", type=int, default=3)
     parser.add_argument("--calls", type=int, default=30)
-    parser.add_argument("--heap", default="2g")
+    parser.add_argument("--heap", action="append", help="The local Neo4j's heap (a size, or `default`: the setting's); repeat to run themes under each.")
+    parser.add_argument("--themes-only", action="store_true", help="Time the themes only, not the shapes.")
     parser.add_argument("--keep", type=Path, help="Keep the estate in this folder and reuse it.")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="lakegraph-estate-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     corpus = work / "powershell-docs" if (work / "powershell-docs").is_dir() else unpack_powershell_docs(work)
     names = [f"ps{index:02d}" for index in range(1, args.copies + 1)]
-    settings = load_settings(
+    defaults = load_settings(
         state_dir=str(work / "state"),
-        neo4j={"heap_size": args.heap},
         documents={"libraries": [{"name": name, "root": str(corpus)} for name in names]},
     )
-    neo4j = neo4j_server.start(settings)
-    try:
-        settings = settings.with_section("neo4j", uri=neo4j.uri, password=neo4j.password)
-        with Components.open(settings) as components:
-            apply_schema(settings, components.driver, components.database)
-            report = load(components.documents)
-            print(
-                f"{report.documents:,} documents, {report.sections:,} sections loaded in {report.seconds:.0f} s ({report.sections_per_second:,.0f} sections/s)"
-            )
-            if not components.driver.execute_query(f"MATCH (r:{Label.THEME_RUN}) RETURN count(r) AS n", database_=components.database).records[0]["n"]:
-                components.themes.run(force=True)  # the themes shape needs a run
-            shapes = Shapes(settings, components.driver, components.database)
-            floor = percentile(timed(lambda: components.driver.execute_query("RETURN 1", database_=components.database), args.calls, warmup=3), 0.95)
-            calls = estate_calls(names[-1])
-            in_process(shapes, calls, args.calls, floor)
-            over_http(settings, neo4j.uri, neo4j.password, calls, args.calls)
-            themes(components, corpus, names[-1], neo4j.uri, neo4j.password)
-    finally:
-        neo4j_server.stop(settings)
+    for rank, heap in enumerate(args.heap or [DEFAULT_HEAP]):
+        settings = defaults if heap == DEFAULT_HEAP else defaults.with_section("neo4j", heap_size=heap)
+        neo4j = neo4j_server.start(settings)
+        print(f"\n== Neo4j heap {neo4j.heap} ({'the default setting' if heap == DEFAULT_HEAP else 'set'}), page cache {neo4j.pagecache}")
+        try:
+            settings = settings.with_section("neo4j", uri=neo4j.uri, password=neo4j.password)
+            with Components.open(settings) as components:
+                if rank == 0:
+                    apply_schema(settings, components.driver, components.database)
+                    report = load(components.documents)
+                    print(
+                        f"{report.documents:,} documents, {report.sections:,} sections loaded in {report.seconds:.0f} s "
+                        f"({report.sections_per_second:,.0f} sections/s)"
+                    )
+                if not args.themes_only and rank == 0:
+                    shapes_on_the_estate(components, settings, neo4j, names[-1], args.calls)
+                themes(components, corpus, names[-1], neo4j.uri, neo4j.password)
+        finally:
+            neo4j_server.stop(settings)
+
+
+def shapes_on_the_estate(components: Components, settings: Settings, neo4j: neo4j_server.LocalNeo4j, last: str, count: int) -> None:
+    if not components.driver.execute_query(f"MATCH (r:{Label.THEME_RUN}) RETURN count(r) AS n", database_=components.database).records[0]["n"]:
+        components.themes.run(force=True)  # the themes shape needs a run
+    shapes = Shapes(settings, components.driver, components.database)
+    floor = percentile(timed(lambda: components.driver.execute_query("RETURN 1", database_=components.database), count, warmup=3), 0.95)
+    calls = estate_calls(last)
+    in_process(shapes, calls, count, floor)
+    over_http(settings, neo4j.uri, neo4j.password, calls, count)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,18 @@ def test_debounce_rules(redis_service: redis_server.LocalRedis) -> None:
     scheduler.begin_run()
     scheduler.end_run(failed=True)  # a failed run leaves the themes dirty
     assert scheduler.dirty()
+    # and backs off: the quiet window doubled for each failure in a row, edits or not
+    assert scheduler.decide() == Decision("wait", 10)
+    clock.now += 10
+    assert scheduler.decide().action == "run" and scheduler.begin_run()
+    scheduler.end_run(failed=True)
+    scheduler.mark_dirty()
+    assert scheduler.decide() == Decision("wait", 20)
+    clock.now += 20
+    assert scheduler.begin_run()
+    scheduler.end_run(failed=False)  # a run that succeeds ends the backoff
+    scheduler.mark_dirty()
+    assert scheduler.decide() == Decision("wait", 5)
 
 
 @pytest.fixture

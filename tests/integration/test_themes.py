@@ -20,6 +20,7 @@ from worker.documents.sync import DocumentSync
 from worker.errors import LakegraphError
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
+from worker.themes import write
 from worker.themes.engines import GdsEngine
 from worker.themes.model import DocumentGraph
 from worker.themes.runner import LINKS_UNCHANGED, ThemeRunner
@@ -221,23 +222,44 @@ def test_a_document_whose_links_move_is_recorded_as_that_move(library: tuple[Set
     assert {view.id: view.size for view in after.themes} == {brakes: sizes[brakes] - 1, network: sizes[network] + 1}
 
 
-def test_a_failure_injected_mid_write_leaves_the_previous_themes(library: tuple[Settings, Path], driver: Driver, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The swap is one transaction: the old themes are already deleted and the new ones created
-    when the injected fault strikes, and all of it rolls back."""
+LEFTOVERS = "MATCH (n:ThemeDraft|ThemeRunDraft) RETURN count(n) AS n"  # retired versions stay for readers of the run before, until the next run
+
+
+@pytest.mark.parametrize("strike", ["switch", "settle"])
+def test_a_failure_injected_mid_write_leaves_readers_on_one_run(
+    library: tuple[Settings, Path], driver: Driver, monkeypatch: pytest.MonkeyPatch, strike: str
+) -> None:
+    """At the switch the new run is staged (a version of the grown theme, the run's node) and no
+    reader sees it: the shape and naive Cypher both answer the previous run. After the switch, the
+    shape answers the new run while naive Cypher still matches the previous one's `Theme` nodes,
+    until the next call of the runner settles it (even one that finds nothing to run)."""
     settings, root = library
     runner = ThemeRunner(settings, driver, "neo4j")
     runner.run()
-    before = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
-    real_swap = ThemeRunner._swap
+    shapes = Shapes(settings, driver, "neo4j")
+    before = memberships(driver), shapes.ask("themes").result.run
+    real = getattr(write.ThemesWrite, f"_{strike}")
 
-    def failing_swap(tx, *args):
-        real_swap(tx, *args)
+    def failing(self, *args):
+        if strike == "settle" and args[0] != 2:  # the clearing before staging settles run 1: let it
+            return real(self, *args)
         raise OSError("injected: the disk failed while the run was being written")
 
-    monkeypatch.setattr(ThemeRunner, "_swap", staticmethod(failing_swap))
+    monkeypatch.setattr(write.ThemesWrite, f"_{strike}", failing)
     (root / "brakes/bulletin.md").write_text("# Bulletin\nSee [pads](pads.md) and [abs](abs.md).\n")
     DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/bulletin.md")
     with pytest.raises(OSError, match="injected"):
         runner.run()
-    after = memberships(driver), driver.execute_query("MATCH (r:ThemeRun) RETURN count(r) AS n").records[0]["n"]
-    assert after == before
+    brakes = next(theme for theme, members in before[0].items() if "lib/brakes/pads" in members)
+    answered = Shapes(settings, driver, "neo4j").ask("themes").result
+    assert memberships(driver) == before[0]
+    if strike == "switch":
+        assert driver.execute_query(LEFTOVERS).records[0]["n"] == 2  # the grown theme's new version, the run's node
+        assert answered.run == before[1] and {view.id: view.size for view in answered.themes} == {theme: len(members) for theme, members in before[0].items()}
+    else:
+        assert answered.run != before[1] and {view.id: view.size for view in answered.themes}[brakes] == len(before[0][brakes]) + 1
+
+    monkeypatch.setattr(write.ThemesWrite, f"_{strike}", real)
+    ThemeRunner(settings, driver, "neo4j").run()
+    assert "lib/brakes/bulletin" in memberships(driver)[brakes]
+    assert driver.execute_query(LEFTOVERS).records[0]["n"] == 0

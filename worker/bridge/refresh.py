@@ -1,11 +1,12 @@
 """The value side of the bridge: make each identifier column's HAS_VALUE edges match the warehouse,
 then give every new value its MENTIONS.
 
-Level-triggered and idempotent. Each column is written in its own transaction with the `values`
-stamp, so the document writer picks the new values up at once. A value appears marked `pending`
-until a mention pass has read every library for it, so a crash between the two loses nothing: the
-next refresh finishes the pass. A pass runs library by library under the same lock document
-writes take, so an edit and a pass never miss each other's work. A column that cannot be scanned
+Level-triggered and idempotent. Each column is written in its own transactions (a batch of values
+each) with the `values` stamp, so the document writer picks the new values up at once. A value
+appears marked `pending` until a mention pass has read every library for it, so a crash between
+the two loses nothing: the next refresh finishes the pass. A pass runs a page of a library's
+documents at a time under the same lock document writes take, so an edit and a pass never miss
+each other's work, and no transaction grows with the library. A column that cannot be scanned
 (over its budget, or refused) keeps its values and is recorded as a problem.
 """
 
@@ -23,6 +24,7 @@ from worker.bridge.mentions import NODE_TEXT, WRITE_BATCH, mention_rows, write_m
 from worker.bridge.scan import ColumnValues, ValueScanner
 from worker.errors import EngineUnavailable, LakegraphError
 from worker.graph import document_text
+from worker.graph.batches import chunks, drain
 from worker.graph.freshness import stamp
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label, Rel
@@ -47,33 +49,53 @@ UNWIND $values AS value
 MATCH (:{Label.COLUMN} {{id: $column}})-[h:{Rel.HAS_VALUE}]->(:{Label.VALUE} {{id: value}})
 DELETE h
 """
+# The drains below change at most $batch each, as many rounds as it takes (worker/graph/batches.py).
 DROP_OTHER_COLUMNS = f"""
 MATCH (c:{Label.COLUMN}) WHERE NOT c.id IN $columns AND EXISTS {{ (c)-[:{Rel.HAS_VALUE}]->() }}
 MATCH (c)-[h:{Rel.HAS_VALUE}]->()
+WITH h LIMIT $batch
 DELETE h
-RETURN count(h) AS dropped
+RETURN count(*) AS n
 """
 DELETE_ORPHANS = f"""
 MATCH (v:{Label.VALUE}) WHERE NOT EXISTS {{ (:{Label.COLUMN})-[:{Rel.HAS_VALUE}]->(v) }}
+WITH v LIMIT $batch
 DETACH DELETE v
-RETURN count(v) AS deleted
+RETURN count(*) AS n
 """
 PENDING = f"MATCH (v:{Label.VALUE} {{pending: true}}) RETURN collect(v.id) AS values"
-MARK_ALL_PENDING = f"MATCH (v:{Label.VALUE}) SET v.pending = true"
+MARK_ALL_PENDING = f"""
+MATCH (v:{Label.VALUE}) WHERE v.pending IS NULL
+WITH v LIMIT $batch
+SET v.pending = true
+RETURN count(*) AS n
+"""
 SETTLE = f"UNWIND $values AS value MATCH (v:{Label.VALUE} {{id: value}}) REMOVE v.pending"
-# The pending mark, not a list of values: one scan, whatever their number.
+# A page of a library's documents in uri order, each as one record with its sections' texts (a
+# record per section costs more in the driver than matching its text does).
+LIBRARY_PAGE = f"""
+MATCH (d:{Label.DOCUMENT} {{library: $library}}) WHERE d.uri > $after
+WITH d ORDER BY d.uri LIMIT $page
+RETURN d.uri AS uri, [[d.uri, {NODE_TEXT.format(node="d")}]]
+       + COLLECT {{ MATCH (s:{Label.SECTION} {{doc_uri: d.uri}}) RETURN [s.uri, {NODE_TEXT.format(node="s")}] }} AS texts
+"""
+# The page's mentions of pending values, found by the pending mark: one scan, whatever their number.
+DROP_PAGE_MENTIONS = f"""
+UNWIND $documents AS uri
+CALL (uri) {{
+  MATCH (:{Label.DOCUMENT} {{uri: uri}})-[m:{Rel.MENTIONS}]->(:{Label.VALUE} {{pending: true}}) RETURN m
+  UNION
+  MATCH (:{Label.SECTION} {{doc_uri: uri}})-[m:{Rel.MENTIONS}]->(:{Label.VALUE} {{pending: true}}) RETURN m
+}}
+DELETE m
+"""
 DROP_LIBRARY_MENTIONS = f"""
 MATCH (n)-[m:{Rel.MENTIONS}]->(:{Label.VALUE} {{pending: true}})
 WHERE n.uri STARTS WITH $prefix
 DELETE m
 """
-# A record per document with its sections' texts: a record per section costs more in the driver
-# than matching its text does.
-LIBRARY_TEXTS = f"""
-MATCH (d:{Label.DOCUMENT} {{library: $library}})
-RETURN [[d.uri, {NODE_TEXT.format(node="d")}]]
-       + COLLECT {{ MATCH (s:{Label.SECTION} {{doc_uri: d.uri}}) RETURN [s.uri, {NODE_TEXT.format(node="s")}] }} AS texts
-"""
+DOCUMENTS_PER_PAGE = 500  # a page's texts and mentions in one transaction
+DRAIN_BATCH = 10_000
 # A few new values are looked up in the full-text index; many are matched in one read of the texts.
 CANDIDATES = f"""
 UNWIND $phrases AS phrase
@@ -124,10 +146,9 @@ class BridgeRefresh:
         for column in chosen:
             self._refresh_column(column, report)
         began = time.perf_counter()
-        with self.driver.session(database=self.database) as session:
-            session.execute_write(self._prune, [column.id for column in columns] if whole else None, report)
-            if rebuild:
-                session.run(MARK_ALL_PENDING).consume()
+        self._prune([column.id for column in columns] if whole else None, report)
+        if rebuild:
+            drain(self.driver, self.database, MARK_ALL_PENDING, DRAIN_BATCH)
         report.timed("prune", began)
         report.columns = len(chosen)
         began = time.perf_counter()
@@ -150,34 +171,30 @@ class BridgeRefresh:
             report.timed("scan", began)
         problems.clear(self.driver, self.database, SOURCE, key, ("skipped",))
         began = time.perf_counter()
-        with self.driver.session(database=self.database) as session:
-            session.execute_write(self._write_column, found, report)
+        self._write_column(found, report)
         report.timed("values", began)
 
-    @staticmethod
-    def _write_column(tx: ManagedTransaction, found: ColumnValues, report: BridgeReport) -> None:
-        stored = dict(tx.run(STORED_VALUES, column=found.column.id).single(strict=True)["stored"])
+    def _write_column(self, found: ColumnValues, report: BridgeReport) -> None:
+        """The column's values made the warehouse's, WRITE_BATCH to a transaction, each with the stamp."""
+        column = found.column.id
+        stored = dict(self.driver.execute_query(STORED_VALUES, column=column, database_=self.database).records[0]["stored"])
         changed = [{"value": value, "rows": rows} for value, rows in found.rows.items() if stored.get(value) != rows]
         gone = sorted(set(stored) - set(found.rows))
-        for start in range(0, len(changed), WRITE_BATCH):
-            tx.run(UPSERT_VALUES, rows=changed[start : start + WRITE_BATCH], column=found.column.id, cut=found.cut).consume()
-        tx.run(DROP_VALUES, values=gone, column=found.column.id).consume()
+        with self.driver.session(database=self.database) as session:
+            for rows in chunks(changed, WRITE_BATCH):
+                session.execute_write(_stamped, UPSERT_VALUES, {"rows": rows, "column": column, "cut": found.cut})
+            for values in chunks(gone, WRITE_BATCH):
+                session.execute_write(_stamped, DROP_VALUES, {"values": values, "column": column})
         report.values_added += sum(1 for row in changed if row["value"] not in stored)
         report.values_updated += sum(1 for row in changed if row["value"] in stored)
         report.values_dropped += len(gone)
-        if changed or gone:
-            stamp(tx, SOURCE)
 
-    @staticmethod
-    def _prune(tx: ManagedTransaction, columns: list[str] | None, report: BridgeReport) -> None:
+    def _prune(self, columns: list[str] | None, report: BridgeReport) -> None:
         """Values of columns no longer bridged (a whole refresh only), and values no column holds."""
+        stamped = {"then": lambda tx: stamp(tx, SOURCE)}
         if columns is not None:
-            record = tx.run(DROP_OTHER_COLUMNS, columns=columns).single()
-            report.values_dropped += record["dropped"] if record else 0
-        record = tx.run(DELETE_ORPHANS).single()
-        report.values_deleted = record["deleted"] if record else 0
-        if report.values_deleted:
-            stamp(tx, SOURCE)
+            report.values_dropped += drain(self.driver, self.database, DROP_OTHER_COLUMNS, DRAIN_BATCH, columns=columns, **stamped)
+        report.values_deleted = drain(self.driver, self.database, DELETE_ORPHANS, DRAIN_BATCH, **stamped)
 
     def settle_pending(self, report: BridgeReport) -> None:
         """Give every pending value its mentions, library by library, then clear the mark."""
@@ -188,24 +205,45 @@ class BridgeRefresh:
         libraries = [row["name"] for row in self.driver.execute_query(LIBRARY_NAMES, database_=self.database).records]
         with self.driver.session(database=self.database) as session:
             for library in libraries:
-                report.mentions += session.execute_write(self._mentions_in_library, library, pending, matcher)
+                if len(pending) <= FULLTEXT_AT_MOST:
+                    report.mentions += session.execute_write(self._mentions_found_in_library, library, pending, matcher)
+                    continue
+                after = ""
+                while after is not None:
+                    found, after = session.execute_write(self._mentions_in_page, library, after, matcher)
+                    report.mentions += found
             for start in range(0, len(pending), WRITE_BATCH):
                 session.run(SETTLE, values=pending[start : start + WRITE_BATCH]).consume()
         report.mentions_for = len(pending)
 
     @staticmethod
-    def _mentions_in_library(tx: ManagedTransaction, library: str, pending: list[str], matcher: ValueMatcher) -> int:
+    def _mentions_found_in_library(tx: ManagedTransaction, library: str, pending: list[str], matcher: ValueMatcher) -> int:
+        """A few values: the sections that hold them found in the full-text index."""
         lock_libraries(tx, [library])
         prefix = f"{library}/"
         tx.run(DROP_LIBRARY_MENTIONS, prefix=prefix).consume()
-        if len(pending) <= FULLTEXT_AT_MOST:
-            phrases = [document_text.scoped(f'"{_escaped(value)}"', prefix) for value in pending]
-            texts = ((row["uri"], row["text"]) for row in tx.run(CANDIDATES, phrases=phrases, prefix=prefix))
-        else:
-            texts = ((uri, text) for row in tx.run(LIBRARY_TEXTS, library=library) for uri, text in row["texts"])
-        rows = mention_rows(matcher, texts)
+        phrases = [document_text.scoped(f'"{_escaped(value)}"', prefix) for value in pending]
+        rows = mention_rows(matcher, ((row["uri"], row["text"]) for row in tx.run(CANDIDATES, phrases=phrases, prefix=prefix)))
         write_mentions(tx, rows)
         return len(rows)
+
+    @staticmethod
+    def _mentions_in_page(tx: ManagedTransaction, library: str, after: str, matcher: ValueMatcher) -> tuple[int, str | None]:
+        """Many values: the texts of the library's next page of documents (after `after`) matched;
+        the mentions written and where the next page starts (None: the library is done)."""
+        lock_libraries(tx, [library])
+        page = list(tx.run(LIBRARY_PAGE, library=library, after=after, page=DOCUMENTS_PER_PAGE))
+        if not page:
+            return 0, None
+        tx.run(DROP_PAGE_MENTIONS, documents=[record["uri"] for record in page]).consume()
+        rows = mention_rows(matcher, ((uri, text) for record in page for uri, text in record["texts"]))
+        write_mentions(tx, rows)
+        return len(rows), page[-1]["uri"] if len(page) == DOCUMENTS_PER_PAGE else None
+
+
+def _stamped(tx: ManagedTransaction, query: str, params: dict) -> None:
+    tx.run(query, params).consume()
+    stamp(tx, SOURCE)
 
 
 def _escaped(value: str) -> str:

@@ -10,6 +10,7 @@ import click
 from shapes.commands import CommandExtra
 from worker.cli_support import out
 from worker.errors import LakegraphError
+from worker.task_names import CHECK_THEMES
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 
 
 def refresh_first(settings: Settings, driver: Driver, database: str, as_json: bool, refresh: bool, gamma: float | None, rebuild: bool) -> None:
+    from worker import problems
+    from worker.runtime import redis_server
+    from worker.themes import failures
     from worker.themes.runner import ThemeRunner
     from worker.themes.schedule import exclusive_run
 
@@ -25,8 +29,16 @@ def refresh_first(settings: Settings, driver: Driver, database: str, as_json: bo
         raise LakegraphError("--gamma and --rebuild apply to a run: add --refresh")
     if not refresh:
         return
-    with exclusive_run(settings):
-        report = ThemeRunner(settings, driver, database).run(force=True, gamma=gamma, rebuild=rebuild)
+    try:
+        with exclusive_run(settings):  # a failure leaves the themes dirty: a running worker retries them
+            report = ThemeRunner(settings, driver, database).run(force=True, gamma=gamma, rebuild=rebuild)
+    except Exception as error:
+        reason = failures.reason(error)
+        if reason is None:
+            raise
+        problems.park_from_command(settings, failures.SOURCE, failures.KEY, reason, CHECK_THEMES)
+        raise LakegraphError(reason) from None
+    failures.cleared(driver, database, lambda: redis_server.broker_client(settings, timeout=2))
     if not as_json:  # with --json the one JSON answer names the run
         out.print(f"themes run {report.run_id}: {report.mode}, {report.engine}, {report.seconds:.2f} s", highlight=False, markup=False)
 

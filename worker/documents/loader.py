@@ -28,10 +28,13 @@ from worker.documents.sync import (
     StoredDocument,
     problem_key,
 )
+from worker.graph.batches import rows_per_batch
 from worker.task_names import SYNC_DOCUMENT
 
-WRITE_BATCH = 200
-RESOLVE_BATCH = 5000
+# Documents written and links resolved per transaction: at most these, fewer where the server's
+# transaction memory limit asks it (worker/graph/batches.py; a row's cost measured, with room).
+WRITE_BATCH, DOCUMENT_BYTES = 200, 65_536
+RESOLVE_BATCH, LINK_BYTES = 5000, 8_192
 PARSE_CHUNK = 32
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
@@ -168,6 +171,8 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         batch.clear()
 
     report.read = len(jobs)
+    write_batch = rows_per_batch(sync.writer.limit, DOCUMENT_BYTES, WRITE_BATCH, least=10)
+    resolve_batch = rows_per_batch(sync.writer.limit, LINK_BYTES, RESOLVE_BATCH)
     for done, item in enumerate(_parsed(jobs, workers or os.cpu_count() or 1), start=1):
         report.parsed += isinstance(item, PreparedDocument)
         if isinstance(item, Touched):
@@ -199,7 +204,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
             report.sections += len(item.sections)
             report.warned += bool(item.problems)
             batch.append(item)
-            if len(batch) >= WRITE_BATCH:
+            if len(batch) >= write_batch:
                 flush()
         progress("documents", done, len(jobs))
     if batch:
@@ -209,12 +214,12 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     report.stage_seconds["parse+write"] = time.monotonic() - stamp
     stamp = time.monotonic()
 
-    for start in range(0, len(deferred), RESOLVE_BATCH):
-        resolution = sync.writer.resolve(deferred[start : start + RESOLVE_BATCH])
+    for start in range(0, len(deferred), resolve_batch):
+        resolution = sync.writer.resolve(deferred[start : start + resolve_batch])
         report.linked += resolution.linked
         report.unresolved += resolution.unresolved
         sync.record_duplicate_ids(resolution.duplicate_ids)
-        progress("links", min(start + RESOLVE_BATCH, len(deferred)), len(deferred))
+        progress("links", min(start + resolve_batch, len(deferred)), len(deferred))
     sync.writer.resign(written | {row.source_document for row in deferred} | {known.uri for known in stored.values() if known.unlisted})
     report.stage_seconds["links"] = time.monotonic() - stamp
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
@@ -18,6 +19,7 @@ from worker.bridge.mentions import MentionIndex
 from worker.documents import link_version, uris
 from worker.documents.prepare import PreparedDocument
 from worker.documents.resolver import LinkRow, Resolution, resolve
+from worker.graph.batches import chunks, rows_per_batch, transaction_limit
 from worker.graph.content import content_hash
 from worker.graph.freshness import stamp
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
@@ -34,13 +36,17 @@ class WriteReport:
     duplicate_ids: dict[str, list[str]] = field(default_factory=dict)
     deferred_links: list[LinkRow] = field(default_factory=list)
 
-    def absorb(self, resolution: Resolution) -> None:
+    def absorb(self, resolution: Resolution | WriteReport) -> None:
         self.linked += resolution.linked
         self.unresolved += resolution.unresolved
         self.duplicate_ids.update(resolution.duplicate_ids)
 
 
-RESIGN_BATCH = 2000
+RESIGN_BATCH, SIGNATURE_BYTES = 2000, 8_192  # documents re-signed per transaction, at most (see `limit`)
+# Documents deleted per transaction, each with its sections, links and mentions: a library, a moved
+# folder or a reconcile's leftovers go in as many transactions as it takes, never in one that
+# grows with them (a batch already gone is simply not found again when the work is repeated).
+DELETE_BATCH = 100
 
 STORED_HASHES = f"""
 UNWIND $uris AS uri
@@ -220,6 +226,11 @@ class DocumentWriter:
         self.roots = roots  # library → where it lives (Library.location), for source_path
         self.mentions = MentionIndex()
 
+    @cached_property
+    def limit(self) -> int:
+        """The server's transaction memory limit, read once: a load's batches are sized from it."""
+        return transaction_limit(self.driver, self.database)
+
     def _session(self):
         return self.driver.session(database=self.database)
 
@@ -260,30 +271,40 @@ class DocumentWriter:
 
     def resign(self, document_uris: set[str]) -> None:
         """Re-sign documents' links after deferred resolution (see link_version), in batches."""
-        ordered = sorted(document_uris)
         with self._session() as session:
-            for start in range(0, len(ordered), RESIGN_BATCH):
-                session.execute_write(link_version.resign, set(ordered[start : start + RESIGN_BATCH]))
+            for batch in chunks(sorted(document_uris), rows_per_batch(self.limit, SIGNATURE_BYTES, RESIGN_BATCH)):
+                session.execute_write(link_version.resign, set(batch))
 
     def delete(self, document_uris: list[str]) -> WriteReport:
+        """Delete documents, DELETE_BATCH to a transaction. Links between two of them are not
+        resolved again on the way: both ends go."""
+        report, dying = WriteReport(), set(document_uris)
         with self._session() as session:
-            return session.execute_write(self._delete, document_uris)
+            for batch in chunks(sorted(dying), DELETE_BATCH):
+                done = session.execute_write(self._delete, list(batch), dying)
+                report.deleted += done.deleted
+                report.absorb(done)
+        return report
 
     def delete_under(self, folder_uri: str) -> WriteReport:
         """Delete every document below a folder (a folder deleted or moved away)."""
+        report = self.delete(self.uris_under(folder_uri))
         with self._session() as session:
-            found = [record["uri"] for record in session.run(DOCUMENTS_UNDER, prefix=folder_uri + "/")]
-            report = session.execute_write(self._delete, found)
             session.execute_write(lambda tx: tx.run(PRUNE_FOLDERS, uris=[folder_uri]).consume())
-            return report
+        return report
 
     def forget_library(self, name: str) -> WriteReport:
         """Remove a whole library (its documents, folders and node); links into it become unresolved."""
         with self._session() as session:
             found = [record["uri"] for record in session.run(DOCUMENTS_OF_LIBRARY, library=name)]
-            report = session.execute_write(self._delete, found)
+        report = self.delete(found)
+        with self._session() as session:
             session.execute_write(lambda tx: tx.run(DELETE_LIBRARY, library=name).consume())
-            return report
+        return report
+
+    def uris_under(self, folder_uri: str) -> list[str]:
+        with self._session() as session:
+            return [record["uri"] for record in session.run(DOCUMENTS_UNDER, prefix=folder_uri + "/")]
 
     def library_names(self) -> list[str]:
         with self._session() as session:
@@ -426,14 +447,15 @@ class DocumentWriter:
         if ordered:
             tx.run(MERGE_FOLDERS, rows=ordered).consume()
 
-    def _delete(self, tx: ManagedTransaction, document_uris: list[str]) -> WriteReport:
+    def _delete(self, tx: ManagedTransaction, document_uris: list[str], dying: set[str]) -> WriteReport:
+        """`document_uris` go now; links into them from documents that stay are resolved again
+        (those from `dying`, deleted now or in the caller's next batches, go with their source)."""
         report = WriteReport()
         if not document_uris:
             return report
         self._lock_libraries(tx, {uri.split("/", 1)[0] for uri in document_uris})
         inbound = [_row(record["row"]) for record in tx.run(TAKE_ALL_LINKS_INTO_DOCUMENTS, uris=document_uris)]
-        doomed = tuple(f"{uri}#" for uri in document_uris)
-        inbound = [row for row in inbound if row.source not in document_uris and not row.source.startswith(doomed)]
+        inbound = [row for row in inbound if row.source_document not in dying]
         link_version.forgetting(tx, document_uris)
         tx.run(DELETE_DOCUMENTS, uris=document_uris).consume()
         candidates = {uri.rsplit("/", depth)[0] for uri in document_uris for depth in range(1, uri.count("/") + 1)}

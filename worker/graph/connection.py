@@ -50,6 +50,7 @@ def connect(settings: Settings) -> tuple[Driver, GraphTarget]:
             where.uri,
             auth=(where.user, where.password),
             connection_timeout=CONNECT_TIMEOUT,
+            max_transaction_retry_time=settings.neo4j.retry_seconds,
             notifications_min_severity="OFF",  # "property does not exist yet" on an empty graph is noise
         )
     except (ConfigurationError, ValueError) as err:

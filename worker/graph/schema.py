@@ -29,6 +29,11 @@ class Label(StrEnum):
     QUERY_RUN = "QueryRun"
     THEME = "Theme"
     THEME_RUN = "ThemeRun"
+    # Theme versions of a run not yet current (or not yet settled), and versions a run replaced,
+    # awaiting deletion; a run's node until it is current (worker/graph/theme_versions.py).
+    THEME_DRAFT = "ThemeDraft"
+    THEME_RETIRED = "ThemeRetired"
+    THEME_RUN_DRAFT = "ThemeRunDraft"
     UNRESOLVED_LINK = "UnresolvedLink"
     PROBLEM = "Problem"
     SOURCE = "Source"
@@ -146,6 +151,7 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _range(Label.UNRESOLVED_LINK, "source"),  # links --broken --under: a prefix seek
     _range(Label.QUERY_RUN, "query"),  # a query's runs, credited once its tables exist
     _range(Label.PROBLEM, "key"),
+    *(_range(label, "id") for label in (Label.THEME_DRAFT, Label.THEME_RETIRED)),  # a theme's versions found by id
     _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), (*DOCUMENT_TEXT_FIELDS, DOCUMENT_SCOPE_FIELD)),
     # Neocarta's catalog tools look schemas, tables and columns up by name
     *(_range(label, "name", f"{label.lower()}_name_index") for label in (Label.SCHEMA, Label.TABLE, Label.COLUMN)),

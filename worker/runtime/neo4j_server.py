@@ -97,6 +97,8 @@ class LocalNeo4j:
     uri: str
     password: str
     started_at: float
+    heap: str = ""  # the sizes it was started with (known to the process that started it)
+    pagecache: str = ""
 
 
 def password(home: Neo4jHome) -> str:
@@ -130,9 +132,10 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
     if port_in_use(port, HOST):
         raise LakegraphError(f"port {port} on {HOST} is in use; set neo4j.bolt_port to a free port, or 0")
     secret = password(home)
-    pagecache = memory.pagecache_for(settings.neo4j.pagecache_size, memory.store_bytes(home.data_dir), memory.physical_memory())
-    _prepare_home(home, jars, port, secret, pagecache)
-    heap = settings.neo4j.heap_size
+    store, machine = memory.store_bytes(home.data_dir), memory.physical_memory()
+    pagecache = memory.pagecache_for(settings.neo4j.pagecache_size, store, machine)
+    heap = memory.heap_for(settings.neo4j.heap_size, store, machine, pagecache)
+    _prepare_home(home, jars, port, secret, pagecache, settings.neo4j.server_config)
     command = [
         str(jars.java),
         f"-Xms{heap}",
@@ -170,7 +173,7 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
         stop_pid(process.pid, STOP_TIMEOUT)
         home.pid_file.unlink(missing_ok=True)
         raise
-    return LocalNeo4j(process.pid, uri, secret, time.time())
+    return LocalNeo4j(process.pid, uri, secret, time.time(), heap, pagecache)
 
 
 def stop(settings: Settings) -> LocalNeo4j | None:
@@ -183,14 +186,14 @@ def stop(settings: Settings) -> LocalNeo4j | None:
     return running
 
 
-def _prepare_home(home: Neo4jHome, jars: maven.RuntimeJars, port: int, secret: str, pagecache: str) -> None:
+def _prepare_home(home: Neo4jHome, jars: maven.RuntimeJars, port: int, secret: str, pagecache: str, extra: dict[str, str]) -> None:
     for folder in (home.conf_dir, home.plugins_dir, home.data_dir, home.logs_dir, home.pid_file.parent):
         folder.mkdir(parents=True, exist_ok=True)
     for stale in home.plugins_dir.glob("*.jar"):
         stale.unlink()
     for jar in jars.gds_jars:
         (home.plugins_dir / jar.name).symlink_to(jar)
-    (home.conf_dir / "neo4j.conf").write_text(_config(home, port, pagecache))
+    (home.conf_dir / "neo4j.conf").write_text(_config(home, port, pagecache, extra))
     if not (home.data_dir / "dbms").exists():
         result = subprocess.run(
             [str(jars.java), "-cp", jars.classpath, ADMIN_TOOL, "dbms", "set-initial-password", secret],
@@ -202,8 +205,8 @@ def _prepare_home(home: Neo4jHome, jars: maven.RuntimeJars, port: int, secret: s
             raise LakegraphError(f"could not set the Neo4j password: {(result.stderr or result.stdout).strip()[:300]}")
 
 
-def _config(home: Neo4jHome, port: int, pagecache: str) -> str:
-    settings = {
+def _config(home: Neo4jHome, port: int, pagecache: str, extra: dict[str, str]) -> str:
+    settings: dict[str, object] = {
         "server.default_listen_address": HOST,
         "server.bolt.listen_address": f"{HOST}:{port}",
         "server.bolt.advertised_address": f"{HOST}:{port}",
@@ -223,8 +226,10 @@ def _config(home: Neo4jHome, port: int, pagecache: str) -> str:
         "internal.server.bolt.connection_shutdown_wait_time": "1s",
         "internal.server.bolt.thread_pool_shutdown_wait_time": "1s",
     }
+    if owned := sorted(extra.keys() & settings.keys()):
+        raise LakegraphError(f"neo4j.server_config cannot set {', '.join(owned)}: lakegraph writes it for the local runtime")
     header = "# Written by lakegraph at each start of the local runtime; edits are overwritten.\n"
-    return header + "".join(f"{key}={value}\n" for key, value in settings.items())
+    return header + "".join(f"{key}={value}\n" for key, value in {**settings, **extra}.items())
 
 
 def _answers(uri: str, secret: str) -> bool:

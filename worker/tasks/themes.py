@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from worker import task_names
+from worker import problems, task_names
 from worker.celery_app import app
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
+from worker.themes import failures
 
 SOURCE = "themes"
 
@@ -33,14 +34,23 @@ def check_themes() -> dict:
     if decision.action == "run" and not scheduler.begin_run():
         check_themes.apply_async(countdown=1.0)  # another run holds the lock; look again shortly
         return {"action": "busy"}
-    report = None
+    outcome: dict = {"action": decision.action, "report": None}
     if decision.action == "run":
         failed = True
         try:
-            report = context.theme_runner().run()
+            outcome["report"] = asdict(context.theme_runner().run())
             failed = False
+            failures.cleared(*context.graph_database(), context.broker)
+        except Exception as error:
+            reason = failures.reason(error)
+            if reason is None:
+                raise
+            # Recorded and retried by a later check, backing off (see ThemeScheduler.end_run), not
+            # by the task's retries: a run that fails for want of memory fails the same way at once.
+            problems.park(context.graph_database, context.broker, failures.SOURCE, failures.KEY, "failed", reason, task_names.CHECK_THEMES, [])
+            outcome = {"action": "failed", "reason": reason}
         finally:
             scheduler.end_run(failed)
     if scheduler.release_check():
         check_themes.apply_async(countdown=scheduler.quiet)
-    return {"action": decision.action, "report": asdict(report) if report else None}
+    return outcome

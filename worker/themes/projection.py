@@ -10,19 +10,23 @@ import numpy as np
 from neo4j import Driver, ManagedTransaction
 
 from worker.documents import link_version
+from worker.graph.batches import MOST_ROWS
 from worker.graph.schema import Label
 from worker.themes.model import DocumentGraph, LinkChange
 
-# Documents come back as one collected list (tens of thousands of records cost the driver ten
-# times more), each with the outgoing links the writer keeps on it (worker.documents.link_version):
-# one row per document instead of a walk over every section link (8 s of a 100k read). A store
+# Documents come back a page at a time in uri order (the unique index gives the order), each page
+# one collected list (tens of thousands of records cost the driver ten times more) whose size the
+# caller bounds, each document with the outgoing links the writer keeps on it
+# (worker.documents.link_version): one row per document instead of a walk over every section link
+# (8 s of a 100k read). A store
 # signed before the lists were kept has signed documents without them: their links are walked.
 # A document's links changed since the last run when the writer labelled it so (see
 # worker.documents.link_version) or its link signature differs from the one that run saw; that run
 # left it the outgoing links it used, so the changed links themselves are known, not only the
 # documents.
 DOCUMENTS = f"""
-MATCH (d:{Label.DOCUMENT})
+MATCH (d:{Label.DOCUMENT}) WHERE d.uri > $after
+WITH d ORDER BY d.uri LIMIT $page
 RETURN collect([d.uri, d.displayName, d.link_targets, d.link_counts]) AS documents,
        collect(CASE WHEN {link_version.UNLISTED.format(node="d")} THEN d.uri END) AS unlisted,
        collect(CASE WHEN d:{Label.LINKS_CHANGED} OR coalesce(d.link_signature, '') <> coalesce(d.themed_signature, '')
@@ -36,6 +40,7 @@ RETURN collect([d.uri, d.displayName, d.link_signature, d.themed_links, d.link_t
        collect(CASE WHEN {link_version.UNLISTED.format(node="d")} THEN d.uri END) AS unlisted
 """
 # Documents a changed document now links to that the worker has not met (new, or linked for the first time).
+DOCUMENT_BYTES = 8_192  # what a document's row costs the read (its uri, title and link lists), with room
 MET = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}})
@@ -43,26 +48,40 @@ RETURN collect([d.uri, d.displayName]) AS documents
 """
 
 
-def document_graph(driver: Driver, database: str, known: DocumentGraph | None = None) -> DocumentGraph:
-    """The graph now. Given `known`, the graph the last themes run saw (a worker keeps it between
-    runs, and reads the whole graph again after any deletion), only the documents labelled as
-    changed and their outgoing links are read, and `known` is patched with them."""
+def document_graph(driver: Driver, database: str, known: DocumentGraph | None = None, page: int = MOST_ROWS) -> DocumentGraph:
+    """The graph now, read `page` documents to a query. Given `known`, the graph the last themes
+    run saw (a worker keeps it between runs, and reads the whole graph again after any deletion),
+    only the documents labelled as changed and their outgoing links are read, and `known` is
+    patched with them."""
     with driver.session(database=database) as session:
-        return session.execute_read(_read if known is None else _patch, known)
+        if known is None:
+            return session.execute_read(_read, page)
+        return session.execute_read(_patch, known)
 
 
-def _read(tx: ManagedTransaction, _: None) -> DocumentGraph:
+def _read(tx: ManagedTransaction, page: int) -> DocumentGraph:
     """Documents, links and changes in one transaction, so the changes describe these links."""
-    found = tx.run(DOCUMENTS).single()
-    documents = {uri for uri, *_ in found["documents"]}
-    titles = {uri: title for uri, title, *_ in found["documents"] if title}
-    outgoing = _outgoing(tx, ((uri, targets, counts) for uri, _, targets, counts in found["documents"]), found["unlisted"])
+    rows: list[list] = []
+    unlisted: list[str] = []
+    changed_rows: list[list] = []
+    after = ""
+    while True:
+        found = tx.run(DOCUMENTS, after=after, page=page).single(strict=True)
+        rows += found["documents"]
+        unlisted += found["unlisted"]
+        changed_rows += found["changed"]
+        if len(found["documents"]) < page:
+            break
+        after = found["documents"][-1][0]
+    documents = {uri for uri, *_ in rows}
+    titles = {uri: title for uri, title, *_ in rows if title}
+    outgoing = _outgoing(tx, ((uri, targets, counts) for uri, _, targets, counts in rows), unlisted)
     directed = {(source, target): links for source, links_out in outgoing.items() for target, links in links_out if target in documents}
     edges: dict[tuple[str, str], int] = {}
     for (source, target), links in directed.items():
         pair = (source, target) if source < target else (target, source)
         edges[pair] = edges.get(pair, 0) + links
-    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, signature, themed in found["changed"]}
+    changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, signature, themed in changed_rows}
     return DocumentGraph(sorted(documents), edges, directed, changed, titles)
 
 

@@ -2,8 +2,9 @@
 whether any document-level link changed), else read the document graph and either update the
 previous themes — only the documents at the ends of changed links move (see `frontier`) — or, on
 the first run, a new gamma or a rebuild, run Leiden from scratch. Theme ids stay stable by matching
-memberships with the previous run's; the changes are logged, and the themes swapped in one
-transaction — a failed run leaves the previous themes in place, never half written."""
+memberships with the previous run's; the changes are logged, and the themes written in batches and
+made current in one small transaction (`write`) — a failed run leaves the previous themes served,
+never half written."""
 
 from __future__ import annotations
 
@@ -14,67 +15,38 @@ from datetime import UTC, datetime
 from itertools import pairwise
 
 import numpy as np
-from neo4j import Driver, ManagedTransaction
+from neo4j import Driver
 
 from worker.documents import link_version
 from worker.errors import LakegraphError
+from worker.graph import theme_versions
+from worker.graph.batches import rows_per_batch
 from worker.graph.schema import Label, Rel
 from worker.settings import Settings
-from worker.themes import frontier
+from worker.themes import frontier, write
 from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
 from worker.themes.identity import assign_ids, changes, theme_number
 from worker.themes.model import DocumentGraph, Partition, Theme
-from worker.themes.projection import document_graph, labelled_conductance
+from worker.themes.projection import DOCUMENT_BYTES, document_graph, labelled_conductance
 from worker.themes.summary import ThemeLabels, ThemeSummary, summarize, theme_labels
+from worker.themes.write import ThemesWrite
 
+# The themes of run $run (see worker/graph/theme_versions.py), a row each: no result holds every
+# membership at once.
 PREVIOUS_THEMES = f"""
-MATCH (t:{Label.THEME})
-CALL (t) {{ OPTIONAL MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN collect(d.uri) AS members }}
-RETURN collect([t.id, t.level, t.conductance, members, t.size, [t.name, t.top_targets, t.central, t.crossovers]]) AS themes
+MATCH (t:{theme_versions.VERSIONS}) WHERE {theme_versions.visible("t")}
+RETURN t.id AS id, t.level AS level, t.conductance AS conductance, t.size AS size,
+       COLLECT {{ MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN d.uri }} AS members,
+       [t.name, t.top_targets, t.central, t.crossovers] AS summary
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, r.gamma AS gamma, r.next_theme AS next_theme,
-       r.link_version AS link_version, r.levels AS levels
+RETURN r.id AS id, {theme_versions.SEQ.format(node="r")} AS seq, r.gamma AS gamma, r.next_theme AS next_theme,
+       r.link_version AS link_version, r.levels AS levels, coalesce(r.settled, r.seq IS NULL) AS settled
 ORDER BY r.started DESC LIMIT 1
 """
-# A run whose edge set proved unchanged is good for this link version too.
-CONFIRM_RUN = f"MATCH (r:{Label.THEME_RUN} {{id: $id}}) SET r.link_version = $version"
 LINKS_UNCHANGED = "no document's links changed since the last run"
 EDGES_UNCHANGED = "no document-level link changed since the last run"
-# The swap writes only the difference to the previous run: a refresh after one edit touches a
-# handful of memberships, not every document's.
-DROP_THEMES = f"UNWIND $ids AS id MATCH (t:{Label.THEME} {{id: id}}) DETACH DELETE t"
-UPSERT_THEMES = f"""
-UNWIND $themes AS th
-MERGE (t:{Label.THEME} {{id: th.id}})
-SET t.level = th.level, t.gamma = $gamma, t.size = th.size, t.conductance = th.conductance, t.run = $run,
-    t.name = th.name, t.top_targets = th.top_targets, t.central = th.central, t.crossovers = th.crossovers
-"""
-LEAVE = f"""
-UNWIND $pairs AS p
-MATCH (:{Label.DOCUMENT} {{uri: p[0]}})-[r:{Rel.IN_THEME}]->(:{Label.THEME} {{id: p[1]}})
-DELETE r
-"""
-JOIN = f"""
-UNWIND $pairs AS p
-MATCH (d:{Label.DOCUMENT} {{uri: p[0]}})
-MATCH (t:{Label.THEME} {{id: p[1]}})
-MERGE (d)-[:{Rel.IN_THEME}]->(t)
-"""
-# The links each changed document had when these themes were computed: the next run's baseline.
-# The label goes only if the links are still the ones read: a write since keeps it for the next run.
-MARK_THEMED = f"""
-UNWIND $rows AS r
-MATCH (d:{Label.DOCUMENT} {{uri: r.uri}})
-SET d.themed_signature = r.signature, d.themed_links = r.links
-WITH d, r WHERE coalesce(d.link_signature, '') = coalesce(r.signature, '')
-REMOVE d:{Label.LINKS_CHANGED}
-"""
-CREATE_RUN = f"""
-CREATE (r:{Label.THEME_RUN} {{id: $id}})
-SET r += $props, r.started = datetime($started)
-"""
 
 
 FULL, UPDATE = "full", "update"
@@ -114,6 +86,7 @@ class ThemeRunner:
         self.driver = driver
         self.database = database
         self.seen: Seen | None = None
+        self.writer = ThemesWrite(driver, database)
 
     def engine(self) -> Engine:
         choice = self.settings.themes.engine
@@ -133,25 +106,27 @@ class ThemeRunner:
         began, started = time.monotonic(), datetime.now(UTC)
         latest = self.driver.execute_query(LATEST_RUN, database_=self.database).records
         last = latest[0] if latest else None
+        current = last["seq"] if last else 0  # the run readers read at (see worker/graph/theme_versions.py)
+        if last is not None and not last["settled"]:  # it failed after becoming current: finish it
+            self.writer.clear_leftovers(current)
         with self.driver.session(database=self.database) as session:
             counters = session.execute_read(link_version.counters)
         same_gamma = not force and last is not None and last["gamma"] == gamma
         if same_gamma and last["link_version"] == counters.version:
             return RunReport(False, LINKS_UNCHANGED)
         seen = self.seen if self.seen and last is not None and self.seen.run_id == last["id"] and self.seen.deletions == counters.deletions else None
-        graph = document_graph(self.driver, self.database, seen.graph if seen else None)
+        graph = document_graph(self.driver, self.database, seen.graph if seen else None, rows_per_batch(self.writer.limit, DOCUMENT_BYTES))
         moving = graph.frontier
         if seen:
             previous, summarized, deleted = seen.themes, seen.summaries, False
         else:
-            stored = self.driver.execute_query(PREVIOUS_THEMES, database_=self.database).records[0]["themes"]
-            previous = [Theme(theme_id, level, frozenset(members), score) for theme_id, level, score, members, _, _ in stored]
-            deleted = any(len(members) != size for _, _, _, members, size, _ in stored)  # a member document is gone
+            stored = self.driver.execute_query(PREVIOUS_THEMES, run=current, database_=self.database).records
+            previous = [Theme(row["id"], row["level"], frozenset(row["members"]), row["conductance"]) for row in stored]
+            deleted = any(len(row["members"]) != row["size"] for row in stored)  # a member document is gone
             # A gone member leaves no trace among the changed documents: every summary is computed again.
-            summarized = {} if deleted else {row[0]: _stored_summary(row[5]) for row in stored}
+            summarized = {} if deleted else {row["id"]: _stored_summary(row["summary"]) for row in stored}
         if same_gamma and not moving and not deleted:
-            with self.driver.session(database=self.database) as session:
-                session.execute_write(self._confirm, last["id"], counters.version, self._marks(graph))
+            self.writer.confirm(last["id"], counters.version, write.marks(graph))
             self.seen = Seen(last["id"], counters.deletions, graph, previous, summarized)
             return RunReport(False, EDGES_UNCHANGED)
         full = rebuild or last is None or last["gamma"] != gamma or not any(theme.level == 0 for theme in previous)
@@ -200,8 +175,8 @@ class ThemeRunner:
             "changes": json.dumps(report.changes),
         }
         summaries = self._summaries(graph, themes, previous, summarized, moving)
-        with self.driver.session(database=self.database) as session:
-            session.execute_write(self._swap, previous, themes, summaries, summarized, gamma, run_id, started.isoformat(), props, self._marks(graph))
+        differences = write.plan(previous, themes, summaries, summarized)
+        self.writer.apply(differences, current, run_id, started.isoformat(), gamma, props, write.marks(graph))
         self.seen = Seen(run_id, counters.deletions, graph, themes, summaries)
         report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report
@@ -240,19 +215,6 @@ class ThemeRunner:
             scores.append(labelled_conductance(graph, labels))
         return Partition(memberships, scores, LeidenalgEngine.name)
 
-    @staticmethod
-    def _confirm(tx: ManagedTransaction, run_id: str, version: int, marks: list[dict]) -> None:
-        tx.run(MARK_THEMED, rows=marks).consume()
-        tx.run(CONFIRM_RUN, id=run_id, version=version).consume()
-
-    @staticmethod
-    def _marks(graph: DocumentGraph) -> list[dict]:
-        now = graph.changed_links
-        return [
-            {"uri": uri, "signature": change.signature, "links": json.dumps(now[uri], sort_keys=True) if now[uri] else None}
-            for uri, change in sorted(graph.changed.items())
-        ]
-
     def _themes(self, partition: Partition, previous: list[Theme], next_number: int) -> tuple[list[Theme], int]:
         found: list[Theme] = []
         for level, membership in enumerate(partition.levels):
@@ -266,45 +228,6 @@ class ThemeRunner:
             community_of = {members: community for community, members in kept.items()}
             found += [Theme(theme_id, level, members, partition.conductance[level].get(community_of[members], 0.0)) for theme_id, members in named.items()]
         return found, next_number
-
-    @staticmethod
-    def _swap(
-        tx: ManagedTransaction,
-        previous: list[Theme],
-        themes: list[Theme],
-        summaries: dict[str, ThemeSummary],
-        summarized: dict[str, ThemeSummary],
-        gamma: float,
-        run_id: str,
-        started: str,
-        props: dict,
-        marks: list[dict],
-    ) -> None:
-        """Make the stored themes equal `themes`, in the caller's one transaction, writing only the
-        themes that changed (members, conductance or summary; each keeps the `run` that last did)."""
-        kept = {theme.id for theme in themes}
-        before = {theme.id: theme for theme in previous}
-        tx.run(DROP_THEMES, ids=[theme.id for theme in previous if theme.id not in kept]).consume()
-        rows = [
-            {
-                "id": theme.id,
-                "level": theme.level,
-                "size": len(theme.members),
-                "conductance": theme.conductance,
-                "name": summaries[theme.id].name,
-                **{part: json.dumps(getattr(summaries[theme.id], part)) for part in ("top_targets", "central", "crossovers")},
-            }
-            for theme in themes
-            if before.get(theme.id) != theme or summarized.get(theme.id) != summaries[theme.id]
-        ]
-        tx.run(UPSERT_THEMES, themes=rows, gamma=gamma, run=run_id).consume()
-        moved = [theme for theme in themes if theme.id in before and before[theme.id].members != theme.members]
-        left = {(uri, theme.id) for theme in moved for uri in before[theme.id].members - theme.members}
-        joined = {(uri, theme.id) for theme in themes for uri in (theme.members - before[theme.id].members if theme.id in before else theme.members)}
-        tx.run(LEAVE, pairs=sorted(left)).consume()
-        tx.run(JOIN, pairs=sorted(joined)).consume()
-        tx.run(MARK_THEMED, rows=marks).consume()
-        tx.run(CREATE_RUN, id=run_id, started=started, props=props).consume()
 
 
 def _groups(membership: dict[str, int]) -> dict[int, frozenset[str]]:

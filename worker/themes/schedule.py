@@ -26,7 +26,10 @@ DIRTY_SINCE = PREFIX + "dirty_since"
 LAST_CHANGE = PREFIX + "last_change"
 CHECK_PENDING = PREFIX + "check_pending"
 RUNNING = PREFIX + "running"
+FAILURES = PREFIX + "failures"  # runs failed in a row
+RETRY_AT = PREFIX + "retry_at"  # no run before this time after a failure
 RUN_LOCK_SECONDS = 900
+MAX_BACKOFF = 900.0
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,12 @@ class ThemeScheduler:
         return bool(self.client.exists(DIRTY_SINCE))
 
     def decide(self) -> Decision:
-        since, last = self.client.mget(DIRTY_SINCE, LAST_CHANGE)
+        since, last, retry_at = self.client.mget(DIRTY_SINCE, LAST_CHANGE, RETRY_AT)
         if since is None:
             return Decision("idle")
         now = self.clock()
+        if retry_at is not None and float(retry_at) > now:
+            return Decision("wait", float(retry_at) - now)  # backing off after a failure, whatever the edits
         quiet_left = float(last or since) + self.quiet - now
         wait_left = float(since) + self.max_wait - now
         if quiet_left <= 0 or wait_left <= 0:
@@ -73,10 +78,17 @@ class ThemeScheduler:
         return True
 
     def end_run(self, failed: bool) -> None:
-        """Release the lock; a failed run leaves the themes dirty so a later check retries them."""
+        """Release the lock. A failed run leaves the themes dirty so a later check retries them, after
+        the quiet window doubled for each failure in a row (at most MAX_BACKOFF); a run that
+        succeeds ends the backoff."""
+        now = self.clock()
         if failed:
-            self.client.set(DIRTY_SINCE, self.clock(), nx=True)
-            self.client.set(LAST_CHANGE, self.clock())
+            failures = int(self.client.incr(FAILURES))
+            self.client.set(RETRY_AT, now + min(MAX_BACKOFF, self.quiet * 2**failures))
+            self.client.set(DIRTY_SINCE, now, nx=True)
+            self.client.set(LAST_CHANGE, now)
+        else:
+            self.client.delete(FAILURES, RETRY_AT)
         self.client.delete(RUNNING)
 
     def release_check(self) -> bool:
