@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver, GraphDatabase
 
+from tests import corpora
 from worker.runtime import bigquery_emulator, fake_gcs, neo4j_server, pubsub_emulator, redis_server
 from worker.settings import Settings, load_settings
 
@@ -44,10 +45,15 @@ SERVICE_MARKERS = {"neo4j_service": "neo4j", "redis_service": "redis", "pubsub_h
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    skip_corpus = None if corpora.present() or os.environ.get("CI") else pytest.mark.skip(reason=corpora.WHERE)
     for item in items:
         for fixture, marker in SERVICE_MARKERS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
+        if "powershell_docs" in getattr(item, "fixturenames", ()):
+            item.add_marker("corpus")
+        if skip_corpus is not None and item.get_closest_marker("corpus"):
+            item.add_marker(skip_corpus)
 
 
 @pytest.fixture(scope="session")
@@ -147,6 +153,4 @@ def bigquery_endpoint(services_dir: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def powershell_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real PowerShell documentation estate (3,088 Markdown pages), unpacked once per session."""
-    from tests.corpora import unpack_powershell_docs
-
-    return unpack_powershell_docs(tmp_path_factory.mktemp("corpora"))
+    return corpora.unpack_powershell_docs(tmp_path_factory.mktemp("corpora"))

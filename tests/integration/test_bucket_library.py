@@ -32,7 +32,7 @@ from worker.runtime import redis_server
 from worker.runtime.processes import wait_until
 from worker.settings import Settings
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.corpus, pytest.mark.timeout(420)]
 PROJECT = "bucket-proj"
 LOCATION_PROPERTIES = {"source_path", "file_stamp"}  # where a file lives: a folder path or a gs:// name
 STORED = "MATCH (d:Document) RETURN collect([d.uri, d.content_hash]) AS rows"

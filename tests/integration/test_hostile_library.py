@@ -25,7 +25,7 @@ from worker.documents.loader import load, reconcile
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, build
 
-pytestmark = pytest.mark.timeout(400)
+pytestmark = [pytest.mark.corpus, pytest.mark.timeout(400)]
 PARSE_SECONDS = 3.0  # the 117-page book takes about 6 s: refused; every other file takes under 1.5 s
 SLOW_BOOK = "slow/GeoTopo-komprimiert.pdf"
 

@@ -20,6 +20,8 @@ from worker.documents.source import DocumentRecord, Skipped, build
 RULES = DocumentRules.defaults()
 SLOW_BOOK = PDF_SAMPLES / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"  # 117 pages: about 6 s to parse
 
+pytestmark = pytest.mark.corpus
+
 
 def outcome(name: str, data: bytes, rules: DocumentRules = RULES) -> DocumentRecord | str:
     try:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.corpora import unpack_powershell_docs
 from worker.documents.library import IGNORED_NAMES, FolderLibrary
 
@@ -41,6 +43,7 @@ def test_walk_keeps_what_the_watcher_keeps(tmp_path: Path) -> None:
     assert sorted(library.walk(on_loop=lambda folder: None, under="sub")) == ["sub/deeper/h.md", "sub/e.md"]
 
 
+@pytest.mark.corpus
 def test_walk_of_the_real_estate_matches_file_by_file(tmp_path: Path) -> None:
     library = FolderLibrary("ps", unpack_powershell_docs(tmp_path), (".md",))
     walked = list(library.walk(on_loop=lambda folder: None))

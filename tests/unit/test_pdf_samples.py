@@ -58,6 +58,8 @@ EXPECTED: dict[str, tuple[str, str | None, int, int] | str] = {
 }
 BOOKMARKED = ("006-pdflatex-outline/pdflatex-outline.pdf", "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf", "014-outlines/mistitled_outlines_example.pdf")
 
+pytestmark = pytest.mark.corpus
+
 
 def sample(relpath: str) -> DocumentRecord:
     return build("samples", relpath, (PDF_SAMPLES / relpath).read_bytes(), RULES)
