@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.errors import ShapeError
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec
-from worker.bridge.mentions import NODE_TEXT
-from worker.documents.tokens import token_pattern
+from shapes.spec.exceptions import ShapeError
 from worker.graph import document_text
+from worker.graph.document_text import NODE_TEXT
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
+from worker.shared.tokens import token_pattern
 
 if TYPE_CHECKING:
     from neo4j import Driver

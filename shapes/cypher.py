@@ -5,7 +5,7 @@ files (LOAD CSV), it stays on the configured database, and every procedure it ca
 list of read procedures (GDS calls are refused: projecting a graph allocates server memory). It
 then runs in a read transaction with a server-side time limit, and at most `max_rows` rows come
 back. Errors are one line in Cypher's own words, never a stack trace. The check and the run are
-shapes/cypher_runner.py, which alone imports the driver.
+shapes/access/cypher_runner.py, which alone imports the driver.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import Field
 
+from shapes.access.tabular import render_rows
 from shapes.spec import Params, ShapeSpec
-from shapes.tabular import render_rows
 
 MAX_QUERY = 5000
 

@@ -71,7 +71,7 @@ class FreshnessProbe:
 
     def backlog(self) -> dict[str, int] | None:
         """Queued tasks per source, from the broker's list (a bounded sample); None if unreachable."""
-        from worker.errors import EngineUnavailable
+        from worker.exceptions import EngineUnavailable
         from worker.runtime import redis_server
 
         try:

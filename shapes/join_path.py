@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.errors import ShapeError
+from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.versioned import Versioned
-from worker.graph.freshness import version
+from shapes.spec.exceptions import ShapeError
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import version
 
 if TYPE_CHECKING:
     from neo4j import Driver

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.versioned import Versioned
-from worker.graph.freshness import version
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import version
 
 if TYPE_CHECKING:
     from neo4j import Driver

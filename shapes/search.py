@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.errors import ShapeError
 from shapes.spec import Params, ShapeSpec
-from worker.documents.tokens import any_token_pattern
+from shapes.spec.exceptions import ShapeError
 from worker.graph import document_text
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
+from worker.shared.tokens import any_token_pattern
 
 if TYPE_CHECKING:
     from neo4j import Driver

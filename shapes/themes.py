@@ -6,7 +6,7 @@ converge on (with how many members cite each), its most central documents (with 
 inside the theme), and its heaviest crossovers into other themes — all computed by the themes run
 (`worker/themes/summary.py`), so the answer reads one node per theme, never every member. A theme's
 members come from a call of their own (`theme=T12`), in URI order; like every shape's rows, themes
-and members are cut to the answer's budget with the cursor that continues (`shapes/budget.py`).
+and members are cut to the answer's budget with the cursor that continues (`shapes/spec/budget.py`).
 No LLM names themes: a theme is what it cites.
 """
 
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.errors import ShapeError
+from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.versioned import Versioned
-from worker.graph import theme_versions
+from shapes.spec.exceptions import ShapeError
+from worker.graph import theme_store
 from worker.graph.schema import Label, Rel
 
 if TYPE_CHECKING:
@@ -32,20 +32,20 @@ if TYPE_CHECKING:
 
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, {theme_versions.SEQ.format(node="r")} AS seq, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.frontier AS frontier,
+RETURN r.id AS id, {theme_store.SEQ.format(node="r")} AS seq, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.frontier AS frontier,
        r.gamma AS gamma, r.levels AS levels, r.duration AS duration
 ORDER BY r.started DESC LIMIT 1
 """
 DOCUMENT_COUNT = f"MATCH (d:{Label.DOCUMENT}) RETURN count(d) AS n"
-# Every theme query reads the versions of one run, $run (see worker/graph/theme_versions.py).
+# Every theme query reads the versions of one run, $run (see worker/graph/theme_store.py).
 THEMES_AT_LEVEL = f"""
-MATCH (t:{theme_versions.VERSIONS} {{level: $level}}) WHERE {theme_versions.visible("t")}
+MATCH (t:{theme_store.VERSIONS} {{level: $level}}) WHERE {theme_store.visible("t")}
 RETURN t.id AS id, t.name AS name, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets,
        t.central AS central, t.crossovers AS crossovers
 """
-THEME = f"MATCH (t:{theme_versions.VERSIONS} {{id: $theme}}) WHERE {theme_versions.visible('t')} RETURN t.level AS level"
+THEME = f"MATCH (t:{theme_store.VERSIONS} {{id: $theme}}) WHERE {theme_store.visible('t')} RETURN t.level AS level"
 MEMBERS = f"""
-MATCH (t:{theme_versions.VERSIONS} {{id: $theme}}) WHERE {theme_versions.visible("t")}
+MATCH (t:{theme_store.VERSIONS} {{id: $theme}}) WHERE {theme_store.visible("t")}
 MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t)
 RETURN d.uri AS uri, d.displayName AS name ORDER BY uri
 """
@@ -143,7 +143,7 @@ def stored_themes(driver: Driver, database: str, run: int, level: int) -> list[d
 
 class ThemesShape:
     """Themes read again only after a new run: a run's themes never change once it is current (see
-    worker/graph/theme_versions.py), so the latest run's id keys them (at 100k documents, reading
+    worker/graph/theme_store.py), so the latest run's id keys them (at 100k documents, reading
     and parsing a level's 736 themes took most of the call's 200 ms; a page now reads two counters
     and its own rows)."""
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from shapes.budget import rows_of
-from shapes.registry import SPECS
-from shapes.service import Answer, Shapes
+from shapes.serving.service import Answer, Shapes
+from shapes.spec.budget import rows_of
+from shapes.spec.registry import SPECS
 
 
 def walk(shapes: Shapes, name: str, **params: Any) -> list[Answer]:

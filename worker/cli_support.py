@@ -42,6 +42,11 @@ class Context:
 pass_context = click.make_pass_decorator(Context)
 
 
+def say(line: str) -> None:
+    """A line for the person at the terminal, printed as it is (no markup, no highlighting)."""
+    out.print(line, highlight=False, markup=False)
+
+
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import duckdb
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
-from worker.errors import LakegraphError
-from worker.google_clients import bigquery_client
+from worker.exceptions import LakegraphError
 from worker.graph import batches
 from worker.graph.connection import connect
 from worker.runtime import memory, redis_server
 from worker.runtime.neo4j_server import Neo4jHome
 from worker.runtime.redis_server import broker_url
 from worker.settings import Settings
-from worker.warehouse.duckdb_read import open_read_only
+from worker.shared.duckdb_read import open_read_only
+from worker.shared.google_clients import bigquery_client
 
 PROBE_TIMEOUT = 5.0
 STORAGE_COUNT_CAP = 10_000
@@ -95,7 +95,7 @@ def _redis(settings: Settings) -> list[EngineStatus]:
     url = broker_url(settings)
     client = redis_server.client(url, PROBE_TIMEOUT)
     try:
-        version = client.info("server")["redis_version"]
+        version = cast(dict, client.info("server"))["redis_version"]
     finally:
         client.close()
     origin = "configured" if settings.redis.url.get_secret_value() else "embedded"
@@ -121,7 +121,7 @@ def _warehouse(settings: Settings) -> list[EngineStatus]:
         if not path.exists():
             return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}; {path} not created yet")]
         with open_read_only(path) as con:
-            tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+            (tables,) = con.execute("SELECT count(*) FROM information_schema.tables").fetchone() or (0,)
         return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}, {path}: {tables} tables")]
     client = bigquery_client(settings)
     datasets = list(client.list_datasets(max_results=100, timeout=PROBE_TIMEOUT))
@@ -144,7 +144,7 @@ def _storage(settings: Settings) -> list[EngineStatus]:
     buckets = [library for library in libraries(settings) if isinstance(library, BucketLibrary)]
     if not buckets:
         return [EngineStatus("storage", "off", "no library in a bucket (documents.libraries root gs://...)")]
-    from worker.google_clients import storage_client
+    from worker.shared.google_clients import storage_client
 
     client = storage_client(settings.storage.project, settings.storage.endpoint)
     where = settings.storage.endpoint or "Cloud Storage"
@@ -180,7 +180,7 @@ def _subscription(settings: Settings, engine: str, name: str) -> EngineStatus:
         pubsub_v1,  # imported here: slow, and only needed when configured
     )
 
-    from worker.google_clients import pubsub_environment
+    from worker.shared.google_clients import pubsub_environment
 
     with pubsub_environment(settings):
         subscriber = pubsub_v1.SubscriberClient()

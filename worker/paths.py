@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 
 class OutsideFolder(LakegraphError):

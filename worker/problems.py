@@ -17,12 +17,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from neo4j import Driver
 from neo4j.exceptions import DriverError, Neo4jError
 
-from worker.errors import EngineUnavailable
+from worker.exceptions import EngineUnavailable
 from worker.graph.schema import Label
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class Problem:
     id: str
     source: str  # documents, warehouse, pubsub, ...
     key: str  # what it is about, e.g. "technical-library:bulletins/tsb-1.md"
-    kind: str
+    kind: Kind
     reason: str
     first_seen: str
     last_seen: str
@@ -187,7 +187,7 @@ def unhold(client: redis.Redis, source: str, key: str, kind: Kind) -> None:
 def held(client: redis.Redis) -> list[Problem]:
     """Problems waiting in Redis for the graph, oldest first."""
     found = []
-    for pid, raw in client.hgetall(HELD).items():
+    for pid, raw in cast(dict, client.hgetall(HELD)).items():
         data = json.loads(raw)
         found.append(
             Problem(

@@ -14,15 +14,15 @@ from collections import Counter
 from collections.abc import Callable
 
 from google.cloud import pubsub_v1
+from google.cloud.pubsub_v1.subscriber.message import Message
 
-from worker.google_clients import pubsub_environment
 from worker.settings import Settings
+from worker.shared.google_clients import pubsub_environment
 
 log = logging.getLogger(__name__)
 MAX_OUTSTANDING = 200
 LEASE_EXTENSION_SECONDS = 10
 
-Message = pubsub_v1.subscriber.message.Message
 RecordPoison = Callable[[str, str], None]  # message id, reason
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from worker.celery_app import create_app
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.problems import Problem
 from worker.settings import Settings
 

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from worker import settings_sources as sources
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 # Every default, shipped inside the package (a wheel has no config/ folder); config/lakegraph.toml is
 # the documented copy beside the code, and a test keeps the two identical.

@@ -44,7 +44,8 @@ def environment(model: type[BaseModel], prefix: str, names: Mapping[str, str]) -
     table or section value is JSON (`LAKEGRAPH_WAREHOUSE__BIGQUERY_DATASETS='["sales"]'`); a whole
     section given as JSON is merged under its keys given one by one."""
     layers = []
-    for variable, value in names.items():
+    for variable, text in names.items():
+        value: Any = text
         path = variable[len(prefix) :].lower().split(NESTING)
         annotation = _annotation(model, path)
         if annotation is None:

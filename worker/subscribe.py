@@ -16,7 +16,7 @@ from worker import problems
 from worker.celery_app import create_app
 from worker.documents.bucket_events import BucketSubscriber
 from worker.documents.libraries import libraries
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.graph.connection import connect
 from worker.pubsub_stream import TaskSubscriber, stream
 from worker.runtime import redis_server

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from worker.documents.watcher import WATCHING
 from worker.graph.connection import connect
 from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server, redis_server
 from worker.runtime.processes import die_with_parent, stop_pid, wait_until
 from worker.settings import Settings
+from worker.watching import WATCHING
 
 CHILD_STOP_TIMEOUT = 4.0
 WORKER_READY_TIMEOUT = 60.0
@@ -75,9 +75,9 @@ class Stack:
             self.owns_neo4j = True
             self.say(f"neo4j   local runtime {running.uri} (pid {running.pid}) in {time.monotonic() - began:.1f} s")
         if not self.settings.redis.url.get_secret_value():
-            running = redis_server.start(self.settings, supervised=True)
+            redis = redis_server.start(self.settings, supervised=True)
             self.owns_redis = True
-            self.say(f"redis   embedded {running.url} (pid {running.pid})")
+            self.say(f"redis   embedded {redis.url} (pid {redis.pid})")
         driver, where = connect(self.settings)
         with driver:
             report = apply_schema(self.settings, driver, where.database)
@@ -130,22 +130,22 @@ class Stack:
     def log_of(self, child: Child) -> Path:
         return self.logs_dir / f"{child.name}.log"
 
+    def _live(self, child: Child) -> bool:
+        """Whether the source printed, since it started, that it sees changes made from now on."""
+        with open(self.log_of(child), "rb") as log:
+            log.seek(child.log_from)
+            return child.live_line.encode() in log.read()
+
     def wait_for_sources(self) -> None:
         """`ready` means an edit made now is seen: wait until each source says it is live."""
         for child in self.children:
             if child.source and child.live_line:
-
-                def live(child: Child = child) -> bool:
-                    with open(self.log_of(child), "rb") as log:
-                        log.seek(child.log_from)
-                        return child.live_line.encode() in log.read()
-
                 wait_until(
-                    live,
+                    partial(self._live, child),
                     SOURCE_READY_TIMEOUT,
                     f"the {child.name} process",
-                    alive=lambda child=child: child.process is not None and child.process.poll() is None,
-                    why_dead=lambda child=child: f" (see {self.log_of(child)})",
+                    alive=partial(_running, child),
+                    why_dead=partial(str, f" (see {self.log_of(child)})"),
                 )
 
     def watch(self) -> None:
@@ -182,6 +182,10 @@ class Stack:
             thread.start()
         for thread in stoppers:
             thread.join()
+
+
+def _running(child: Child) -> bool:
+    return child.process is not None and child.process.poll() is None
 
 
 def child_env(settings: Settings) -> dict[str, str]:

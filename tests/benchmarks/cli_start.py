@@ -1,6 +1,6 @@
 """How long a `lakegraph` command takes from the shell (not a test): `--version`, `--help`, a
 shape call and a refused call, against `python -c pass` measured in the same run; then the same
-shape call handed to a running `serve --http` (shapes/running_server.py).
+shape call handed to a running `serve --http` (shapes/serving/running_server.py).
 
     python -m tests.benchmarks.cli_start [--calls 15]
 
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapes import running_server
+from shapes.serving import running_server
 from tests import lakehouse
 from tests.benchmarks.stats import percentile
 from tests.helpers import LAKEGRAPH, clean_env

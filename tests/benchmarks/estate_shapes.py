@@ -30,11 +30,11 @@ from typing import Any
 
 import httpx2
 
-from shapes import running_server
+from shapes.access.versioned import Versioned
 from shapes.links import KEPT_LISTINGS
-from shapes.registry import SPECS
-from shapes.service import Shapes
-from shapes.versioned import Versioned
+from shapes.serving import running_server
+from shapes.serving.service import Shapes
+from shapes.spec.registry import SPECS
 from tests.benchmarks.stats import percentile, timed
 from tests.corpora import unpack_powershell_docs
 from tests.helpers import LAKEGRAPH, clean_env
@@ -135,7 +135,7 @@ def shell_calls(calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, list[
 
 
 def from_the_shell(env: dict[str, str], commands: dict[str, list[str]], count: int) -> None:
-    """Each command answering by itself, then handed to the running server (shapes/running_server.py),
+    """Each command answering by itself, then handed to the running server (shapes/serving/running_server.py),
     taken alternately so both see the same machine."""
     print("\nfrom the shell, p50: the command answering by itself -> handed to serve --http")
     for name, words in commands.items():

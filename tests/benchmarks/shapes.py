@@ -31,8 +31,8 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from shapes.registry import SPECS
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
+from shapes.spec.registry import SPECS
 from tests.benchmarks.bridge import make_part_numbers, part_number, plant_part_numbers
 from tests.benchmarks.corpus import FOLDERS, WORDS, generate, relpath
 from tests.benchmarks.stats import percentile, timed

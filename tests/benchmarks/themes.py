@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
 from tests import themes_properties as props
 from tests.graph_dump import wipe
 from worker.documents import link_version

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from shapes.budget import rows_of, with_rows
 from shapes.outline import MAX_NODES, outline
-from shapes.registry import SPECS
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
 from shapes.spec import MAX_TOKENS
+from shapes.spec.budget import rows_of, with_rows
+from shapes.spec.registry import SPECS
 from tests.benchmarks.corpus import generate
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe

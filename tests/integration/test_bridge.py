@@ -13,7 +13,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 from neo4j import Driver
 
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
 from tests import lakehouse
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService
 from tests.graph_dump import wipe

@@ -16,9 +16,9 @@ import pytest
 from tests.integration.test_demo import Demo, start_demo, stop_demo
 from worker.demo import google
 from worker.demo.query_log import PROJECT
-from worker.google_clients import storage_client
 from worker.runtime.processes import free_port, wait_until
 from worker.settings import load_settings
+from worker.shared.google_clients import storage_client
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 EMULATOR_COMMANDS = ("fake-gcs-server", "bigquery_launcher", "cloud-pubsub-emulator")

@@ -14,8 +14,8 @@ from neo4j import Driver
 from tests.graph_dump import wipe
 from worker.graph import schema
 from worker.warehouse.audit_log import QueryEvent, parse_entry
-from worker.warehouse.catalog import ColumnInfo, ForeignKey, Snapshot, TableInfo
 from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.schema_snapshot import ColumnInfo, ForeignKey, Snapshot, TableInfo
 from worker.warehouse.writer import MetadataWriter
 
 pytestmark = pytest.mark.timeout(120)

@@ -19,15 +19,15 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from neo4j import Driver
 
-from shapes.commands import flag
-from shapes.registry import SPECS
 from shapes.spec import ShapeSpec
+from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, clean_env, run_cli, stable
 from tests.integration.test_cli_via_server import LOCAL, served_calls
 from tests.integration.test_mcp_http import Served, _tool_text
 from worker.cli import cli
+from worker.commands.shapes import flag
 from worker.runtime.processes import stop_pid
 from worker.themes.runner import ThemeRunner
 

@@ -9,18 +9,18 @@ import pytest
 from neo4j import Driver
 
 from shapes.coverage import MAX_URIS, coverage
-from shapes.errors import ShapeError
 from shapes.outline import Outline, outline, render
 from shapes.search import search
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
+from shapes.spec.exceptions import ShapeError
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
 from tests.integration.test_document_graph import make_sync, write
-from worker.bridge.mentions import NODE_TEXT
 from worker.documents.loader import load
-from worker.documents.tokens import token_pattern
 from worker.graph import schema
+from worker.graph.document_text import NODE_TEXT
+from worker.shared.tokens import token_pattern
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,9 +10,9 @@ import pytest
 from neo4j import Driver
 
 from shapes.coverage import coverage
-from shapes.errors import ShapeError
-from shapes.graph_schema import counts_query
-from shapes.service import Shapes
+from shapes.schema import counts_query
+from shapes.serving.service import Shapes
+from shapes.spec.exceptions import ShapeError
 from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump

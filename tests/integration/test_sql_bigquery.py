@@ -8,8 +8,8 @@ from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
-from shapes.errors import ShapeError
-from shapes.sql_runner import SqlRunner
+from shapes.access.sql_runner import SqlRunner
+from shapes.spec.exceptions import ShapeError
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService
 from worker.settings import Settings
 

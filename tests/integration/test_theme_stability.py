@@ -104,7 +104,7 @@ def test_twenty_small_edits_and_their_reversal_do_not_drift(estate: Settings, dr
 
 
 def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(estate: Settings, driver: Driver) -> None:
-    from shapes.service import Shapes
+    from shapes.serving.service import Shapes
 
     ThemeRunner(estate, driver, "neo4j").run()
     shapes = Shapes(estate, driver, "neo4j")
@@ -124,7 +124,7 @@ def test_the_answer_fits_an_agent_and_walking_members_reassembles_every_theme(es
 
 @pytest.mark.parametrize("tokens", [300, 2000])
 def test_walking_the_overview_cursor_reassembles_the_whole_answer(estate: Settings, driver: Driver, tokens: int) -> None:
-    from shapes.service import Shapes
+    from shapes.serving.service import Shapes
 
     ThemeRunner(estate, driver, "neo4j").run()
     shapes = Shapes(estate, driver, "neo4j")

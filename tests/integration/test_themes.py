@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
-from shapes.service import Shapes
+from shapes.serving.service import Shapes
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
 from worker.themes import write

@@ -15,7 +15,7 @@ import pytest
 from neo4j import Driver
 from playwright.sync_api import expect, sync_playwright
 
-from shapes.themes_page import HIGHLIGHT, colour
+from shapes.serving.themes_page import HIGHLIGHT, colour
 from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_themes import load_two_clusters

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapes.errors import ShapeError
-from shapes.sql_runner import check_query
+from shapes.access.sql_runner import check_query
+from shapes.spec.exceptions import ShapeError
 from worker.documents.links import target
 from worker.documents.prepare import prepare
 from worker.documents.rules import DocumentRules

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from worker.demo.bigquery_copy import create_table, referenced_first
 from worker.demo.warehouse import DDL
-from worker.warehouse.catalog import ColumnInfo, ForeignKey, TableInfo
+from worker.warehouse.schema_snapshot import ColumnInfo, ForeignKey, TableInfo
 
 
 def table(name: str, columns: tuple[ColumnInfo, ...] = (), description: str | None = None) -> TableInfo:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.bridge.matcher import ValueMatcher, bridgeable
-from worker.documents.tokens import token_pattern
+from worker.shared.tokens import token_pattern
 
 ALPHABET = "aAbB01-. _/\n"
 IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])\w[\w.-]*\w")

@@ -1,4 +1,4 @@
-"""Cutting rows to a budget and continuing with a cursor (shapes/budget.py), as properties over
+"""Cutting rows to a budget and continuing with a cursor (shapes/spec/budget.py), as properties over
 random results: pages stay within the budget, never split a row, and walk to exactly the whole."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapes.budget import Rows, decode_cursor, encode_cursor, fit, paginate, rows_of
-from shapes.errors import ShapeError
+from shapes.spec.budget import Rows, decode_cursor, encode_cursor, fit, paginate, rows_of
+from shapes.spec.exceptions import ShapeError
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def test_a_cursor_resumes_after_its_last_row_when_rows_move_and_refuses_when_it_
 
 
 def test_a_snapshot_serves_its_own_call_until_newer_ones_push_it_out() -> None:
-    from shapes.snapshots import KEPT, Snapshots
+    from shapes.serving.snapshots import KEPT, Snapshots
 
     kept = Snapshots()
     first = kept.keep("call-a", ["whole"])
@@ -120,7 +120,7 @@ def test_a_snapshot_serves_its_own_call_until_newer_ones_push_it_out() -> None:
 
 
 def test_a_versioned_answer_is_kept_until_its_version_moves_and_a_full_cache_drops_its_oldest() -> None:
-    from shapes.versioned import Versioned
+    from shapes.access.versioned import Versioned
 
     computed: list[str] = []
 

@@ -19,7 +19,7 @@ def loaded_after(code: str) -> list[str]:
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(name for name in sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
-    return sorted(name for name in modules if name in ENGINE_CLIENTS or name in ("shapes.registry", "shapes.service", "worker.settings"))
+    return sorted(name for name in modules if name in ENGINE_CLIENTS or name in ("shapes.spec.registry", "shapes.serving.service", "worker.settings"))
 
 
 def test_the_version_imports_no_shape_and_no_engine_client() -> None:
@@ -35,7 +35,7 @@ def test_the_help_lists_every_shape_without_importing_the_shapes() -> None:
     assert loaded_after(code) == []
     from click.testing import CliRunner
 
-    from shapes.registry import SPECS
+    from shapes.spec.registry import SPECS
     from worker.cli import cli
 
     shown = CliRunner().invoke(cli, ["--help"]).output
@@ -53,16 +53,16 @@ def test_a_shape_command_help_shows_its_spec_parameters() -> None:
 
 def test_the_shapes_service_imports_the_driver_but_not_redis_metrics_or_the_warehouse_engines() -> None:
     """Nor numpy, which the driver would import for its optional data-frame support (180 ms)."""
-    expected = ["neo4j", "shapes.registry", "shapes.service", "worker.settings"]
-    assert loaded_after("import shapes.service, worker.graph.connection") == expected
+    expected = ["neo4j", "shapes.serving.service", "shapes.spec.registry", "worker.settings"]
+    assert loaded_after("import shapes.serving.service, worker.graph.connection") == expected
 
 
 def test_a_shape_command_imports_its_own_shape_only() -> None:
     """The command and the service load the outline's module, not the twelve other shapes'."""
-    from shapes.registry import HOMES
+    from shapes.spec.registry import HOMES
 
     others = sorted({home.split(":")[0] for home in HOMES} - {"shapes.outline", "shapes.freshness"})  # freshness: every answer's
-    code = "from worker.cli import cli\nimport shapes.service\ncli.get_command(None, 'outline')\nimport sys\nprint(' '.join(sys.modules))"
+    code = "from worker.cli import cli\nimport shapes.serving.service\ncli.get_command(None, 'outline')\nimport sys\nprint(' '.join(sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout.split()
     assert "shapes.outline" in loaded and [name for name in others if name in loaded] == []
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from watchdog.events import FileClosedEvent, FileClosedNoWriteEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent
 
 from worker import task_names as names
-from worker.documents.watcher import Coalescer, GlossaryHandler, Job, LibraryHandler
+from worker.documents.file_events import LibraryHandler
+from worker.warehouse.glossary_file import GlossaryHandler
+from worker.watching import Coalescer, Job
 
 
 class Clock:

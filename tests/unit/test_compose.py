@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from worker.cli import cli
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.settings import load_settings
 
 COMPOSE = Path(__file__).resolve().parents[2] / "compose"

@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from shapes.duckdb_file import DuckDbFile
-from shapes.errors import ShapeError
-from shapes.sql_runner import SqlRunner
+from shapes.access.duckdb_file import DuckDbFile
+from shapes.access.sql_runner import SqlRunner
+from shapes.spec.exceptions import ShapeError
 from worker.settings import load_settings
 
 WRITE = "import duckdb, sys\nwith duckdb.connect(sys.argv[1]) as con:\n    con.execute('INSERT INTO t VALUES (99)')\n"

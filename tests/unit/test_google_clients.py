@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from worker.google_clients import PUBSUB_EMULATOR_ENV, pubsub_environment
 from worker.settings import load_settings
+from worker.shared.google_clients import PUBSUB_EMULATOR_ENV, pubsub_environment
 
 
 def test_threads_building_clients_at_once_all_see_the_emulator_and_the_variable_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -309,7 +309,7 @@ def test_public_query_sets_learn_exactly_their_labelled_joins() -> None:
 
 
 def test_an_unknown_dialect_is_refused_with_the_setting_named_before_any_query() -> None:
-    from worker.errors import LakegraphError
+    from worker.exceptions import LakegraphError
     from worker.warehouse.query_graph import QueryGraph
 
     assert known_dialect("duckdb") == "duckdb"

@@ -9,7 +9,7 @@ import pytest
 
 from worker.graph.batches import rows_per_batch, small_limit
 from worker.graph.engine_errors import explain
-from worker.runtime.memory import heap_for, outgrown, pagecache_for, size_bytes, small_heap, store_bytes
+from worker.runtime.memory import expected_store, heap_for, outgrown, pagecache_for, size_bytes, small_heap, source_bytes, store_bytes
 
 GB = 2**30
 
@@ -67,3 +67,13 @@ def test_batches_take_a_share_of_the_transaction_limit() -> None:
 
 def test_an_error_that_is_not_the_engines_is_not_explained_as_one() -> None:
     assert explain(ValueError("a bug")) is None
+
+
+def test_a_first_start_sizes_memory_for_what_the_libraries_will_make(tmp_path: Path) -> None:
+    library = tmp_path / "library" / "folder"
+    library.mkdir(parents=True)
+    (library / "page.md").write_bytes(b"x" * 1000)
+    (tmp_path / "library" / "other.md").write_bytes(b"x" * 1000)
+    assert source_bytes([tmp_path / "library", tmp_path / "absent"]) == 2000
+    assert expected_store(0, 2000) == 11_000  # an empty store: what 2,000 bytes of pages make
+    assert expected_store(50_000, 2000) == 50_000  # a loaded store counts as it is

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shapes import running_server
+from shapes.serving import running_server
 from worker.runtime.processes import PidRecord
 from worker.settings import load_settings
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import assert_one_line_error, clean_env, run_cli
 from worker import task_names as names
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.settings import DEFAULTS_FILE, load_settings, mask_url
 
 

@@ -9,13 +9,12 @@ import click
 import pytest
 from mcp.server import MCPServer
 
-from shapes import docs
-from shapes.commands import flag
-from shapes.http_api import openapi
-from shapes.mcp_server import tool_function
-from shapes.registry import SPECS
-from shapes.spec import ShapeSpec, limits
+from shapes.serving.http_api import openapi
+from shapes.serving.mcp_server import tool_function
+from shapes.spec import ShapeSpec, docs, limits
+from shapes.spec.registry import SPECS
 from worker.cli import cli, command_extras
+from worker.commands.shapes import flag
 
 SHARED = {"as_json", "watch"}  # options every shape command adds to its spec's
 
@@ -94,8 +93,8 @@ def test_the_openapi_document_is_valid() -> None:
 
 def test_the_readme_shapes_table_is_current() -> None:
     readme = docs.README.read_text()
-    assert docs.with_table(readme) == readme, "the README's shapes table is stale: run `python -m shapes.docs`"
+    assert docs.with_table(readme) == readme, "the README's shapes table is stale: run `python -m shapes.spec.docs`"
 
 
-def test_the_command_catalog_is_current() -> None:
-    assert docs.CATALOG.read_text() == docs.catalog(), "shapes/catalog.py is stale: run `python -m shapes.docs`"
+def test_the_command_index_is_current() -> None:
+    assert docs.INDEX.read_text() == docs.index(), "shapes/spec/index.py is stale: run `python -m shapes.spec.docs`"

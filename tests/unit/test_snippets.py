@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shapes.search import _snippet
-from worker.documents.tokens import token_pattern
+from worker.shared.tokens import token_pattern
 
 MARKED = re.compile(r"«([^»]*)»")
 

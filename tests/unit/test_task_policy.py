@@ -8,7 +8,7 @@ import redis
 from google.api_core import exceptions as google_errors
 from neo4j.exceptions import ConstraintError, ServiceUnavailable, SessionExpired
 
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.paths import OutsideFolder
 from worker.tasks.base import LakegraphTask
 

@@ -12,14 +12,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from worker.bridge.matcher import ValueMatcher
-from worker.graph.freshness import version_in
+from worker.graph.document_text import node_text
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import version_in
 
 if TYPE_CHECKING:
     from neo4j import ManagedTransaction
 
-# Cypher for a node's mentionable text; `node_text` is the same in Python.
-NODE_TEXT = "coalesce({node}.displayName, '') + '\\n' + coalesce({node}.name, '') + '\\n' + coalesce({node}.text, '')"
 # When and how often the values last changed: a graph rebuilt from scratch restarts the count, not the clock.
 ALL_VALUES = f"MATCH (v:{Label.VALUE}) RETURN collect(v.id) AS values"  # one record: 100,000 values in 0.1 s
 MENTION_LABELS = (Label.DOCUMENT, Label.SECTION)
@@ -35,10 +34,6 @@ WRITE_MENTIONS = {
     for label in MENTION_LABELS
 }
 WRITE_BATCH = 20_000
-
-
-def node_text(props: Mapping[str, object]) -> str:
-    return f"{props.get('displayName') or ''}\n{props.get('name') or ''}\n{props.get('text') or ''}"
 
 
 def label_of(uri: str) -> Label:

@@ -20,18 +20,19 @@ from neo4j import Driver, ManagedTransaction
 from worker import problems
 from worker.bridge.columns import IdentifierColumn, identifier_columns
 from worker.bridge.matcher import ValueMatcher
-from worker.bridge.mentions import NODE_TEXT, WRITE_BATCH, mention_rows, write_mentions
+from worker.bridge.mentions import WRITE_BATCH, mention_rows, write_mentions
 from worker.bridge.scan import ColumnValues, ValueScanner
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.graph import document_text
 from worker.graph.batches import chunks, drain
-from worker.graph.freshness import stamp
+from worker.graph.document_text import NODE_TEXT
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label, Rel
+from worker.graph.stamps import SourceName, stamp
 from worker.settings import Settings
 from worker.task_names import REFRESH_BRIDGE
 
-SOURCE = "values"
+SOURCE: SourceName = "values"
 # One record holding every pair: 100,000 records would cost a second in the driver alone.
 STORED_VALUES = f"""
 RETURN COLLECT {{ MATCH (:{Label.COLUMN} {{id: $column}})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE}) RETURN [v.id, h.rows] }} AS stored
@@ -191,10 +192,9 @@ class BridgeRefresh:
 
     def _prune(self, columns: list[str] | None, report: BridgeReport) -> None:
         """Values of columns no longer bridged (a whole refresh only), and values no column holds."""
-        stamped = {"then": lambda tx: stamp(tx, SOURCE)}
         if columns is not None:
-            report.values_dropped += drain(self.driver, self.database, DROP_OTHER_COLUMNS, DRAIN_BATCH, columns=columns, **stamped)
-        report.values_deleted = drain(self.driver, self.database, DELETE_ORPHANS, DRAIN_BATCH, **stamped)
+            report.values_dropped += drain(self.driver, self.database, DROP_OTHER_COLUMNS, DRAIN_BATCH, {"columns": columns}, then=_stamp)
+        report.values_deleted = drain(self.driver, self.database, DELETE_ORPHANS, DRAIN_BATCH, then=_stamp)
 
     def settle_pending(self, report: BridgeReport) -> None:
         """Give every pending value its mentions, library by library, then clear the mark."""
@@ -208,7 +208,7 @@ class BridgeRefresh:
                 if len(pending) <= FULLTEXT_AT_MOST:
                     report.mentions += session.execute_write(self._mentions_found_in_library, library, pending, matcher)
                     continue
-                after = ""
+                after: str | None = ""
                 while after is not None:
                     found, after = session.execute_write(self._mentions_in_page, library, after, matcher)
                     report.mentions += found
@@ -243,6 +243,10 @@ class BridgeRefresh:
 
 def _stamped(tx: ManagedTransaction, query: str, params: dict) -> None:
     tx.run(query, params).consume()
+    _stamp(tx)
+
+
+def _stamp(tx: ManagedTransaction) -> None:
     stamp(tx, SOURCE)
 
 

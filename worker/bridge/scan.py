@@ -16,9 +16,9 @@ import duckdb
 
 from worker.bridge.columns import IdentifierColumn
 from worker.bridge.matcher import bridgeable
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.settings import Settings
-from worker.warehouse.duckdb_read import open_read_only
+from worker.shared.duckdb_read import open_read_only
 
 DUCKDB_VALUES = """
 SELECT value, count(*) AS n FROM (SELECT CAST({column} AS VARCHAR) AS value FROM {table} LIMIT $max_rows)
@@ -78,7 +78,7 @@ class ValueScanner:
         from google.api_core.exceptions import GoogleAPIError
         from google.cloud import bigquery
 
-        from worker.google_clients import bigquery_client
+        from worker.shared.google_clients import bigquery_client
 
         client = bigquery_client(self.settings)
         table = _quoted(f"{column.database}.{column.schema}.{column.table}", "`")

@@ -1,3 +1,4 @@
-"""The worker side's additions to the CLI: options on generated shape commands (`themes --refresh`,
-`bridge --refresh`) and commands of their own (`extract-joins`). They import the read side's command
-builder, so they live here, above the domain packages, never inside them."""
+"""Every `lakegraph` command, one home: a module per concern, each importing what it runs when it
+runs (the command line starts without the engines' clients). `worker/cli.py` keeps the group.
+The read commands are made from the shapes' specs (`shapes`), with the worker-side options some
+of them take (`themes --refresh`, `bridge --refresh`)."""

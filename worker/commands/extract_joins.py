@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from worker.cli_support import emit_json, err, out
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 
 @click.command("extract-joins")

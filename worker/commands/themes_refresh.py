@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from shapes.commands import CommandExtra
 from worker.cli_support import out
-from worker.errors import LakegraphError
+from worker.commands.shapes import CommandExtra
+from worker.exceptions import LakegraphError
 from worker.task_names import CHECK_THEMES
 
 if TYPE_CHECKING:

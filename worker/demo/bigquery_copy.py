@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import sqlglot.expressions as exp
 
-from worker.warehouse.catalog import ForeignKey, TableInfo
+from worker.shared.duckdb_read import open_read_only
 from worker.warehouse.connectors import DuckDBConnector
-from worker.warehouse.duckdb_read import open_read_only
+from worker.warehouse.schema_snapshot import ForeignKey, TableInfo
 
 if TYPE_CHECKING:
     import duckdb

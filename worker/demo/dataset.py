@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from worker.demo.catalog import (
+from worker.demo.domain import (
     FAULT_CODES,
     REVISED_PART,
     SYSTEMS,

@@ -6,7 +6,7 @@ reads all of it through Google's own clients, exactly as it would a real project
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +17,13 @@ from worker.bridge.refresh import BridgeRefresh
 from worker.demo.bigquery_copy import copy_warehouse
 from worker.demo.library import LIBRARY
 from worker.demo.query_log import PROJECT
-from worker.google_clients import bigquery_client, pubsub_environment, storage_client
 from worker.graph.connection import connect
 from worker.pubsub_stream import create_topic_with_subscription
 from worker.runtime import bigquery_emulator, fake_gcs, pubsub_emulator
 from worker.runtime.processes import wait_until
+from worker.runtime.services import ServiceProcess
 from worker.settings import Settings
+from worker.shared.google_clients import bigquery_client, pubsub_environment, storage_client
 from worker.warehouse.audit_log import QueryEvent, parse_bytes
 from worker.warehouse.query_graph import SEEN_RUNS
 
@@ -44,6 +45,11 @@ class Emulators:
     storage_endpoint: str
 
 
+def _stop_if_started(future: Future[tuple[ServiceProcess, str]]) -> None:
+    if future.exception() is None:
+        future.result()[0].stop()
+
+
 @contextmanager
 def emulators(workdir: Path, cache: Path) -> Iterator[Emulators]:
     """Start the three emulators (the BigQuery one and fake-gcs-server are installed into the
@@ -52,7 +58,7 @@ def emulators(workdir: Path, cache: Path) -> Iterator[Emulators]:
         # The two slow starts (a JVM, a Python with DuckDB) overlap; each is stopped even if the other failed.
         starting = [pool.submit(pubsub_emulator.start, workdir), pool.submit(bigquery_emulator.start, workdir, cache, PROJECT)]
         for future in starting:
-            stack.callback(lambda future=future: future.exception() is None and future.result()[0].stop())
+            stack.callback(_stop_if_started, future)
         (_, pubsub_host), (_, bigquery_endpoint) = (future.result() for future in starting)
         objects, storage_endpoint = fake_gcs.start(workdir, cache, pubsub_host)
         stack.callback(objects.stop)

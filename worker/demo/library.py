@@ -8,7 +8,7 @@ import random
 import re
 from pathlib import Path
 
-from worker.demo.catalog import (
+from worker.demo.domain import (
     FAULT_CODES,
     MODELS,
     PARTS,
@@ -52,13 +52,13 @@ def rel(from_path: str, to_path: str) -> str:
 
 def manual(model: str, system: str, rng: random.Random) -> str:
     here = f"manuals/{system}/{slug(model)}.md"
-    codes = [code for code in FAULT_CODES if code.system == system and code.procedure]
+    codes = [(code, code.procedure) for code in FAULT_CODES if code.system == system and code.procedure]
     lines = [f"# {model} {system} manual", "", "## Overview", f"This chapter covers the {system} system of the {model} ({2019 + rng.randrange(5)} onwards)."]
     others = [other for other in MODELS if other != model]
     lines.append(f"For the same system on other models see [{others[0]}]({rel(here, f'manuals/{system}/{slug(others[0])}.md')}).")
     lines += ["", "## Fault codes"]
-    for code in codes:
-        proc = procedure(code.procedure)
+    for code, procedure_id in codes:
+        proc = procedure(procedure_id)
         lines.append(f"- {code.code} {code.description}: [{proc.id} {proc.title}]({rel(here, procedure_path(proc.id))})")
     partner = next(other for systems in THEMES.values() if system in systems for other in systems if other != system)
     lines += [
@@ -197,10 +197,10 @@ def write_library(root: Path, seed: int) -> list[str]:
         else:
             docs[path] = text
     for relpath, content in docs.items():
-        path = root / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
+        written = root / relpath
+        written.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
-            path.write_bytes(content)
+            written.write_bytes(content)
         else:
-            path.write_text(content)
+            written.write_text(content)
     return sorted(docs)

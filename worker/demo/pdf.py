@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from pypdf import PdfWriter
 from pypdf.annotations import Link
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+from pypdf.generic import DecodedStreamObject, DictionaryObject, IndirectObject, NameObject
 
 
 def _escape(text: str) -> str:
@@ -15,8 +16,8 @@ def _escape(text: str) -> str:
 
 def make_pdf(
     pages: list[list[str]],
-    outline: list[tuple[str, int, int]] = (),
-    links: list[tuple[int, str]] = (),
+    outline: Sequence[tuple[str, int, int]] = (),
+    links: Sequence[tuple[int, str]] = (),
     title: str | None = None,
 ) -> bytes:
     """pages: lines of text per page; outline: (title, page, level); links: (page, URI)."""
@@ -42,7 +43,7 @@ def make_pdf(
                 NameObject("/Font"): DictionaryObject({NameObject("/F1"): font}),
             }
         )
-    parents: dict[int, object] = {}
+    parents: dict[int, IndirectObject] = {}
     for text, page_index, level in outline:
         parent = parents.get(level - 1) if level > 1 else None
         parents[level] = writer.add_outline_item(title=text, page_number=page_index, parent=parent)

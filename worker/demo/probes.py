@@ -17,7 +17,7 @@ import httpx2
 
 from worker.demo.google import AUDIT_TOPIC, LIBRARY_PREFIX
 from worker.demo.query_log import ANALYSTS, PROJECT, entry
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 if TYPE_CHECKING:
     from google.cloud import pubsub_v1, storage

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from worker.demo.catalog import (
+from worker.demo.domain import (
     FAULT_CODES,
     MODELS,
     PARTS,

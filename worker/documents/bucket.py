@@ -19,8 +19,8 @@ from google.api_core.exceptions import NotFound, PreconditionFailed
 from google.cloud import storage
 
 from worker.documents.library import Library, Skipped
-from worker.google_clients import storage_client
 from worker.settings import GCS_SCHEME, Settings
+from worker.shared.google_clients import storage_client
 
 READ_ATTEMPTS = 3  # an object replaced between its stat and its download is stat'ed again
 

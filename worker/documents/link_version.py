@@ -100,7 +100,7 @@ def forgetting(tx: ManagedTransaction, document_uris: list[str]) -> None:
     if not document_uris:
         return
     tx.run(COUNT_DELETION).consume()
-    if tx.run(SIGNED, uris=document_uris).single()["linked"]:
+    if tx.run(SIGNED, uris=document_uris).single(strict=True)["linked"]:
         tx.run(BUMP).consume()
 
 

@@ -4,6 +4,7 @@ workers do it beside the parse, and the writer's transactions only write."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from worker.documents import links as link_targets
 from worker.documents import uris
@@ -59,7 +60,7 @@ class PreparedDocument:
 
 def prepare(record: DocumentRecord, id_schemes: tuple[str, ...], source_path: str) -> PreparedDocument:
     links, external = outbound_rows(record, id_schemes)
-    own = {
+    own: dict[str, Any] = {
         "name": record.name,
         "displayName": record.display_name,
         "doc_id": record.doc_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
@@ -21,9 +22,9 @@ from worker.documents.prepare import PreparedDocument
 from worker.documents.resolver import LinkRow, Resolution, resolve
 from worker.graph.batches import chunks, rows_per_batch, transaction_limit
 from worker.graph.content import content_hash
-from worker.graph.freshness import stamp
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import stamp
 
 
 @dataclass
@@ -324,7 +325,7 @@ class DocumentWriter:
         report = WriteReport()
         self._lock_libraries(tx, {doc.library for doc in documents})
         stored = {row["uri"]: row for row in tx.run(STORED_HASHES, uris=[doc.uri for doc in documents])}
-        changed = [doc for doc in documents if stored.get(doc.uri, {}).get("file_hash") != doc.file_hash]
+        changed = [doc for doc in documents if doc.uri not in stored or stored[doc.uri]["file_hash"] != doc.file_hash]
         changed_uris = {doc.uri for doc in changed}
         report.unchanged = [doc.uri for doc in documents if doc.uri not in changed_uris]
         touched = [  # the same bytes under a new stamp: only the stamp moves, so the next load skips them
@@ -336,7 +337,11 @@ class DocumentWriter:
             return report
         self._ensure_folders(tx, changed)
 
-        document_rows, created, section_rows, parents, pairs = [], [], [], defaultdict(list), []
+        document_rows: list[dict[str, Any]] = []
+        created: list[dict[str, Any]] = []
+        section_rows: list[dict[str, Any]] = []
+        parents: defaultdict[Label, list[dict[str, str]]] = defaultdict(list)
+        pairs: list[list[str]] = []
         dirty_sources: list[str] = []
         fresh_rows: list[LinkRow] = []
         gone: list[str] = []

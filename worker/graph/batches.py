@@ -9,7 +9,7 @@ written so that a repeated or half-done sequence of batches converges (level-tri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from neo4j import Driver, ManagedTransaction
@@ -61,20 +61,31 @@ def chunks(rows: Sequence[Row], size: int) -> Iterator[Sequence[Row]]:
         yield rows[start : start + size]
 
 
-def write_in_batches(driver: Driver, database: str, query: str, rows: Sequence[object], size: int, name: str = "rows", **params: object) -> None:
-    """`query` with `$<name>` bound to each batch of `rows` in turn, each batch committed alone."""
+def write_in_batches(driver: Driver, database: str, query: str, rows: Sequence[object], size: int, params: Mapping[str, object] | None = None) -> None:
+    """`query` with `$rows` bound to each batch of `rows` in turn (and `params`), each batch committed alone."""
+
+    def write(tx: ManagedTransaction, batch: Sequence[object]) -> None:
+        tx.run(query, {**(params or {}), "rows": list(batch)}).consume()
+
     with driver.session(database=database) as session:
         for batch in chunks(rows, size):
-            session.execute_write(lambda tx, batch=batch: tx.run(query, {name: list(batch), **params}).consume())
+            session.execute_write(write, batch)
 
 
-def drain(driver: Driver, database: str, query: str, size: int, then: Callable[[ManagedTransaction], None] | None = None, **params: object) -> int:
+def drain(
+    driver: Driver,
+    database: str,
+    query: str,
+    size: int,
+    params: Mapping[str, object] | None = None,
+    then: Callable[[ManagedTransaction], None] | None = None,
+) -> int:
     """Run `query` — which changes at most `$batch` things and returns how many as `n` — until it
     changes none; the total. Each round is its own transaction, and `then` runs in each round that
     changed something (a source's stamp, which commits with the change)."""
 
     def round_(tx: ManagedTransaction) -> int:
-        done = tx.run(query, batch=size, **params).single(strict=True)["n"]
+        done: int = tx.run(query, {**(params or {}), "batch": size}).single(strict=True)["n"]
         if done and then is not None:
             then(tx)
         return done

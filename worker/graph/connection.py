@@ -12,7 +12,7 @@ from neo4j.exceptions import (
     ServiceUnavailable,
 )
 
-from worker.errors import EngineUnavailable, LakegraphError, first_line
+from worker.exceptions import EngineUnavailable, LakegraphError, first_line
 from worker.runtime import neo4j_server
 from worker.settings import Settings
 

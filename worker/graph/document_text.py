@@ -10,9 +10,18 @@ deeper in another path); the caller's `uri STARTS WITH` decides, exactly as befo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from worker.graph.schema import DOCUMENT_SCOPE_FIELD, DOCUMENT_TEXT_FIELDS
 
 SEGMENT_ENDS = "/#"
+# Cypher for a node's text as coverage and the bridge read it (its display name, name and text),
+# so the two always agree on what is mentioned; `node_text` is the same in Python.
+NODE_TEXT = "coalesce({node}.displayName, '') + '\\n' + coalesce({node}.name, '') + '\\n' + coalesce({node}.text, '')"
+
+
+def node_text(props: Mapping[str, object]) -> str:
+    return f"{props.get('displayName') or ''}\n{props.get('name') or ''}\n{props.get('text') or ''}"
 
 
 def in_text(lucene: str) -> str:

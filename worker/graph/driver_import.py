@@ -29,7 +29,7 @@ class _HidingLoader:
 
     def exec_module(self, module: ModuleType) -> None:
         present = {name: sys.modules[name] for name in HIDDEN if name in sys.modules}
-        sys.modules.update(dict.fromkeys(HIDDEN))
+        sys.modules.update(dict.fromkeys(HIDDEN))  # type: ignore[arg-type]  # None in sys.modules: "not importable", Python's own convention
         try:
             self._loader.exec_module(module)
         finally:

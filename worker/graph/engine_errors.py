@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from worker.errors import first_line
+from worker.exceptions import first_line
 
 # The memory a transaction may take, by the code Neo4j answers with: the setting that bounds it.
 MEMORY_LIMITS = {

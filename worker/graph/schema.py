@@ -30,7 +30,7 @@ class Label(StrEnum):
     THEME = "Theme"
     THEME_RUN = "ThemeRun"
     # Theme versions of a run not yet current (or not yet settled), and versions a run replaced,
-    # awaiting deletion; a run's node until it is current (worker/graph/theme_versions.py).
+    # awaiting deletion; a run's node until it is current (worker/graph/theme_store.py).
     THEME_DRAFT = "ThemeDraft"
     THEME_RETIRED = "ThemeRetired"
     THEME_RUN_DRAFT = "ThemeRunDraft"

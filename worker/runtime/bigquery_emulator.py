@@ -12,7 +12,7 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.runtime import services
 from worker.runtime.processes import free_port
 from worker.runtime.services import ServiceProcess, spawn

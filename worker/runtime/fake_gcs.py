@@ -9,10 +9,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from worker.errors import LakegraphError
-from worker.google_clients import PUBSUB_EMULATOR_ENV
+from worker.exceptions import LakegraphError
 from worker.runtime.processes import free_port
 from worker.runtime.services import ServiceProcess, listening, spawn
+from worker.shared.google_clients import PUBSUB_EMULATOR_ENV
 
 MODULE = "github.com/fsouza/fake-gcs-server"
 VERSION = "v1.56.1"

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 POM = Path(__file__).with_name("pom.xml")
 GDS_GROUP_PREFIX = "org.neo4j.gds."
@@ -39,10 +39,8 @@ class RuntimeJars:
 
 def pom_versions() -> dict[str, str]:
     text = POM.read_text()
-    return {
-        "neo4j": re.search(r"<neo4j.version>([^<]+)<", text).group(1),
-        "gds": re.search(r"<gds.version>([^<]+)<", text).group(1),
-    }
+    found = {name: re.search(rf"<{name}.version>([^<]+)<", text) for name in ("neo4j", "gds")}
+    return {name: match.group(1) for name, match in found.items() if match is not None}
 
 
 def find_java() -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.runtime import maven, memory
 from worker.runtime.processes import (
     PidRecord,
@@ -27,7 +27,7 @@ from worker.runtime.processes import (
     tail,
     wait_until,
 )
-from worker.settings import Settings
+from worker.settings import GCS_SCHEME, Settings
 
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
@@ -132,7 +132,9 @@ def start(settings: Settings, supervised: bool = False) -> LocalNeo4j:
     if port_in_use(port, HOST):
         raise LakegraphError(f"port {port} on {HOST} is in use; set neo4j.bolt_port to a free port, or 0")
     secret = password(home)
-    store, machine = memory.store_bytes(home.data_dir), memory.physical_memory()
+    folders = [Path(library.root) for library in settings.documents.libraries if not library.root.startswith(GCS_SCHEME)]
+    store = memory.expected_store(memory.store_bytes(home.data_dir), memory.source_bytes(folders))
+    machine = memory.physical_memory()
     pagecache = memory.pagecache_for(settings.neo4j.pagecache_size, store, machine)
     heap = memory.heap_for(settings.neo4j.heap_size, store, machine, pagecache)
     _prepare_home(home, jars, port, secret, pagecache, settings.neo4j.server_config)

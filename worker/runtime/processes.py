@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 PR_SET_PDEATHSIG = 1
 
@@ -24,7 +24,7 @@ class PidRecord:
     pid: int
     address: str
     started_at: float
-    settings: str = ""  # a server's: the fingerprint of the settings it answers with (shapes/running_server.py)
+    settings: str = ""  # a server's: the fingerprint of the settings it answers with (shapes/serving/running_server.py)
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

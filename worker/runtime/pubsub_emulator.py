@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.runtime.processes import free_port
 from worker.runtime.services import ServiceProcess, listening, spawn
 

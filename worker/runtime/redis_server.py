@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.runtime.processes import (
     PidRecord,
     die_with_parent,

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.runtime.processes import die_with_parent, stop_pid, tail, wait_until
 
 

@@ -11,7 +11,7 @@ from celery import Task
 from redis.exceptions import RedisError
 
 from worker import problems
-from worker.errors import EngineUnavailable
+from worker.exceptions import EngineUnavailable
 from worker.tasks import context
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 from worker.bridge.refresh import BridgeRefresh
 from worker.components import Components
 from worker.documents.sync import DocumentSync
-from worker.errors import EngineUnavailable
+from worker.exceptions import EngineUnavailable
 from worker.graph.connection import GraphTarget, connect
 from worker.runtime import redis_server
 from worker.settings import Settings, load_settings

@@ -6,8 +6,8 @@ from dataclasses import asdict
 
 from worker import task_names
 from worker.celery_app import app
-from worker.google_clients import bigquery_client
 from worker.paths import contained
+from worker.shared.google_clients import bigquery_client
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files

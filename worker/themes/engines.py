@@ -19,7 +19,7 @@ from typing import Protocol
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.themes.model import DocumentGraph, Partition
 from worker.themes.projection import conductance
 

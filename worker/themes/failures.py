@@ -11,7 +11,7 @@ from neo4j import Driver
 from redis.exceptions import RedisError
 
 from worker import problems
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.graph.engine_errors import explain
 
 if TYPE_CHECKING:

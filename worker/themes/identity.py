@@ -8,11 +8,8 @@ from collections import Counter, defaultdict
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from worker.graph.theme_store import theme_id, theme_number
 from worker.themes.model import Theme, ThemeChanges
-
-
-def theme_number(theme_id: str) -> int:
-    return int(theme_id.removeprefix("T"))
 
 
 def assign_ids(
@@ -50,7 +47,7 @@ def assign_ids(
     themes = dict(kept)
     for row, members in enumerate(ordered):
         if row not in named:
-            named[row] = f"T{next_number}"
+            named[row] = theme_id(next_number)
             next_number += 1
         themes[named[row]] = members
     return themes, next_number

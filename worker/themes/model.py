@@ -122,11 +122,15 @@ class DocumentGraph:
             position, old = self.position, self.directed_arrays
             kept = ~np.isin(old.source, [position[uri] for uri in changed])
             rows = [(position[uri], position[target], links) for uri, links_out in outgoing.items() for target, links in links_out]
-            source, target, count = (np.array([row[column] for row in rows], dtype=dtype) for column, dtype in enumerate((np.int64, np.int64, np.float64)))
+            added_sources, added_targets, added_counts = (
+                np.array([row[column] for row in rows], dtype=dtype) for column, dtype in enumerate((np.int64, np.int64, np.float64))
+            )
             graph.__dict__.update(
                 position=position,
                 directed_arrays=LinkArrays(
-                    np.concatenate([old.source[kept], source]), np.concatenate([old.target[kept], target]), np.concatenate([old.count[kept], count])
+                    np.concatenate([old.source[kept], added_sources]),
+                    np.concatenate([old.target[kept], added_targets]),
+                    np.concatenate([old.count[kept], added_counts]),
                 ),
             )
         return graph

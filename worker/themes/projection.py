@@ -87,7 +87,7 @@ def _read(tx: ManagedTransaction, page: int) -> DocumentGraph:
 
 def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
     """`known` with the labelled documents' outgoing links read again (see `DocumentGraph.replaced`)."""
-    read = tx.run(CHANGED).single()
+    read = tx.run(CHANGED).single(strict=True)
     found = read["changed"]
     documents, titles = set(known.documents), dict(known.titles)
 
@@ -101,14 +101,14 @@ def _patch(tx: ManagedTransaction, known: DocumentGraph) -> DocumentGraph:
     changed = {uri: LinkChange(signature, json.loads(themed) if themed else {}) for uri, _, signature, themed, *_ in found}
     outgoing = _outgoing(tx, ((uri, targets, counts) for uri, *_, targets, counts in found), read["unlisted"])
     new = sorted({target for links_out in outgoing.values() for target, _ in links_out} - documents)
-    meet(tx.run(MET, uris=new).single()["documents"] if new else [])
+    meet(tx.run(MET, uris=new).single(strict=True)["documents"] if new else [])
     return known.replaced(changed, outgoing, documents, titles)
 
 
 def _outgoing(tx: ManagedTransaction, listed: Iterable[tuple[str, list | None, list | None]], unlisted: list[str]) -> dict[str, list[tuple[str, int]]]:
     """Each document's outgoing links (target document, link count) from the lists the writer keeps;
     the documents signed before the lists were kept (`unlisted`) have theirs walked."""
-    outgoing = {uri: list(zip(targets, counts, strict=True)) for uri, targets, counts in listed if targets}
+    outgoing = {uri: list(zip(targets, counts or (), strict=True)) for uri, targets, counts in listed if targets}
     if unlisted:
         outgoing |= {record["uri"]: [(target, links) for target, links in record["edges"]] for record in tx.run(link_version.OUTGOING, uris=unlisted)}
     return outgoing

@@ -13,35 +13,37 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 from neo4j import Driver
 
 from worker.documents import link_version
-from worker.errors import LakegraphError
-from worker.graph import theme_versions
+from worker.exceptions import LakegraphError
+from worker.graph import theme_store
 from worker.graph.batches import rows_per_batch
 from worker.graph.schema import Label, Rel
+from worker.graph.theme_store import theme_number
 from worker.settings import Settings
 from worker.themes import frontier, write
 from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
-from worker.themes.identity import assign_ids, changes, theme_number
+from worker.themes.identity import assign_ids, changes
 from worker.themes.model import DocumentGraph, Partition, Theme
 from worker.themes.projection import DOCUMENT_BYTES, document_graph, labelled_conductance
 from worker.themes.summary import ThemeLabels, ThemeSummary, summarize, theme_labels
 from worker.themes.write import ThemesWrite
 
-# The themes of run $run (see worker/graph/theme_versions.py), a row each: no result holds every
+# The themes of run $run (see worker/graph/theme_store.py), a row each: no result holds every
 # membership at once.
 PREVIOUS_THEMES = f"""
-MATCH (t:{theme_versions.VERSIONS}) WHERE {theme_versions.visible("t")}
+MATCH (t:{theme_store.VERSIONS}) WHERE {theme_store.visible("t")}
 RETURN t.id AS id, t.level AS level, t.conductance AS conductance, t.size AS size,
        COLLECT {{ MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN d.uri }} AS members,
        [t.name, t.top_targets, t.central, t.crossovers] AS summary
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})
-RETURN r.id AS id, {theme_versions.SEQ.format(node="r")} AS seq, r.gamma AS gamma, r.next_theme AS next_theme,
+RETURN r.id AS id, {theme_store.SEQ.format(node="r")} AS seq, r.gamma AS gamma, r.next_theme AS next_theme,
        r.link_version AS link_version, r.levels AS levels, coalesce(r.settled, r.seq IS NULL) AS settled
 ORDER BY r.started DESC LIMIT 1
 """
@@ -105,16 +107,16 @@ class ThemeRunner:
             raise LakegraphError(f"gamma must be positive, got {gamma}")
         began, started = time.monotonic(), datetime.now(UTC)
         latest = self.driver.execute_query(LATEST_RUN, database_=self.database).records
-        last = latest[0] if latest else None
-        current = last["seq"] if last else 0  # the run readers read at (see worker/graph/theme_versions.py)
-        if last is not None and not last["settled"]:  # it failed after becoming current: finish it
+        last: dict[str, Any] = dict(latest[0]) if latest else {}  # {}: no run yet
+        current = last.get("seq", 0)  # the run readers read at (see worker/graph/theme_store.py)
+        if last and not last["settled"]:  # it failed after becoming current: finish it
             self.writer.clear_leftovers(current)
         with self.driver.session(database=self.database) as session:
             counters = session.execute_read(link_version.counters)
-        same_gamma = not force and last is not None and last["gamma"] == gamma
+        same_gamma = not force and bool(last) and last["gamma"] == gamma
         if same_gamma and last["link_version"] == counters.version:
             return RunReport(False, LINKS_UNCHANGED)
-        seen = self.seen if self.seen and last is not None and self.seen.run_id == last["id"] and self.seen.deletions == counters.deletions else None
+        seen = self.seen if self.seen and last and self.seen.run_id == last["id"] and self.seen.deletions == counters.deletions else None
         graph = document_graph(self.driver, self.database, seen.graph if seen else None, rows_per_batch(self.writer.limit, DOCUMENT_BYTES))
         moving = graph.frontier
         if seen:
@@ -129,13 +131,13 @@ class ThemeRunner:
             self.writer.confirm(last["id"], counters.version, write.marks(graph))
             self.seen = Seen(last["id"], counters.deletions, graph, previous, summarized)
             return RunReport(False, EDGES_UNCHANGED)
-        full = rebuild or last is None or last["gamma"] != gamma or not any(theme.level == 0 for theme in previous)
+        full = rebuild or not last or last["gamma"] != gamma or not any(theme.level == 0 for theme in previous)
         if full:
             engine = self.engine()
             partition = engine.partition(graph, gamma, conf.random_seed, conf.max_levels)
         else:
             partition = self._update(graph, previous, moving, gamma, last["levels"] or 1)
-        next_number = (last["next_theme"] if last else None) or 1 + max((theme_number(t.id) for t in previous), default=0)
+        next_number = last.get("next_theme") or 1 + max((theme_number(t.id) for t in previous), default=0)
         themes, next_number = self._themes(partition, previous, next_number)
         before, after = _at_level(previous, 0), _at_level(themes, 0)
         differing = _differing(before, after)  # the others took part in no change

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import redis
 
-from worker.errors import EngineUnavailable, LakegraphError
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.runtime import redis_server
 from worker.settings import Settings
 
@@ -58,7 +58,7 @@ class ThemeScheduler:
         return bool(self.client.exists(DIRTY_SINCE))
 
     def decide(self) -> Decision:
-        since, last, retry_at = self.client.mget(DIRTY_SINCE, LAST_CHANGE, RETRY_AT)
+        since, last, retry_at = cast(list, self.client.mget(DIRTY_SINCE, LAST_CHANGE, RETRY_AT))
         if since is None:
             return Decision("idle")
         now = self.clock()
@@ -83,7 +83,7 @@ class ThemeScheduler:
         succeeds ends the backoff."""
         now = self.clock()
         if failed:
-            failures = int(self.client.incr(FAILURES))
+            failures = cast(int, self.client.incr(FAILURES))
             self.client.set(RETRY_AT, now + min(MAX_BACKOFF, self.quiet * 2**failures))
             self.client.set(DIRTY_SINCE, now, nx=True)
             self.client.set(LAST_CHANGE, now)

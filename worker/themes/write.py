@@ -1,5 +1,5 @@
 """Writing a themes run in transactions of bounded size, made current by one small one; what a
-reader sees meanwhile is in worker/graph/theme_versions.py.
+reader sees meanwhile is in worker/graph/theme_store.py.
 
 A run R+1, R being the current run:
 1. clears what earlier runs left: a run that became current but did not settle is settled; then
@@ -28,7 +28,7 @@ from functools import cached_property
 
 from neo4j import Driver, ManagedTransaction
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.graph.batches import drain, rows_per_batch, transaction_limit, write_in_batches
 from worker.graph.engine_errors import explain
 from worker.graph.schema import Label, Rel
@@ -152,9 +152,9 @@ class ThemesWrite:
         seq = current + 1
         self.clear_leftovers(current)
         params = {"seq": seq, "run": run_id, "gamma": gamma}
-        write_in_batches(self.driver, self.database, STAGE_THEMES, changes.staged, rows_per_batch(self.limit, THEME_BYTES), **params)
+        write_in_batches(self.driver, self.database, STAGE_THEMES, changes.staged, rows_per_batch(self.limit, THEME_BYTES), params)
         write_in_batches(self.driver, self.database, STAGE_MEMBERS, changes.staged_members, rows_per_batch(self.limit, MEMBERSHIP_BYTES))
-        write_in_batches(self.driver, self.database, MARK_REPLACED, changes.replaced, rows_per_batch(self.limit, MARK_BYTES), seq=seq)
+        write_in_batches(self.driver, self.database, MARK_REPLACED, changes.replaced, rows_per_batch(self.limit, MARK_BYTES), {"seq": seq})
         self.driver.execute_query(STAGE_RUN, id=run_id, seq=seq, props=props, started=started, database_=self.database)
         self._switch(run_id)
         try:
@@ -173,7 +173,7 @@ class ThemesWrite:
         size = rows_per_batch(self.limit, DELETION_BYTES)
         drain(self.driver, self.database, CLEAR_MEMBERSHIPS, size)
         drain(self.driver, self.database, CLEAR_NODES, size)
-        drain(self.driver, self.database, UNMARK, size, current=current)
+        drain(self.driver, self.database, UNMARK, size, {"current": current})
 
     def _switch(self, run_id: str) -> None:
         self.driver.execute_query(SWITCH, id=run_id, database_=self.database)

@@ -15,17 +15,17 @@ from pathlib import Path
 import duckdb
 from google.cloud import bigquery
 
-from worker.errors import EngineUnavailable, LakegraphError
-from worker.google_clients import bigquery_client
+from worker.exceptions import EngineUnavailable, LakegraphError
 from worker.settings import Settings
-from worker.warehouse.catalog import (
+from worker.shared.duckdb_read import open_read_only
+from worker.shared.google_clients import bigquery_client
+from worker.warehouse.schema_snapshot import (
     ColumnInfo,
     Connector,
     ForeignKey,
     Snapshot,
     TableInfo,
 )
-from worker.warehouse.duckdb_read import open_read_only
 
 DUCKDB_SCHEMAS = "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal AND database_name = current_database() ORDER BY 1"
 DUCKDB_TABLES = """
@@ -166,7 +166,7 @@ class BigQueryConnector:
         views = {row["table_name"]: row["view_definition"] for row in found["views"]}
         referenced = {row["constraint_name"]: row for row in found["referenced"]}
 
-        primary = defaultdict(dict)  # table -> ordinal -> column
+        primary: defaultdict[str, dict[int, str]] = defaultdict(dict)  # table -> ordinal -> column
         for row in keys:
             if row["constraint_type"] == "PRIMARY KEY":
                 primary[row["table_name"]][row["ordinal_position"]] = row["column_name"]

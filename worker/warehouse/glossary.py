@@ -18,10 +18,10 @@ from pathlib import Path
 from neo4j import Driver, ManagedTransaction
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.graph.content import content_hash
-from worker.graph.freshness import stamp
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import stamp
 
 
 class Term(BaseModel):
@@ -152,9 +152,9 @@ def _sync(tx: ManagedTransaction, terms: list[Term], source: str) -> GlossaryRep
         rows.append({"id": term.id, "props": props, "hash": content_hash(props)})
         tag_rows += [{"node": matches[tag][0], "term": term.id} for tag in term.tags if tag not in unresolved]
     owned = {"source": source, "default_source": FILE_SOURCE}
-    tx.run(DELETE_OTHER_TERMS, ids=[term.id for term in terms], **owned).consume()
+    tx.run(DELETE_OTHER_TERMS, {"ids": [term.id for term in terms], **owned}).consume()
     tx.run(UPSERT_TERMS, rows=rows).consume()
-    tx.run(DROP_TAGS, **owned).consume()
+    tx.run(DROP_TAGS, owned).consume()
     tables = {row["id"] for row in tx.run(TABLE_IDS, ids=[row["node"] for row in tag_rows])}
     tx.run(TAG[Label.TABLE], rows=[row for row in tag_rows if row["node"] in tables]).consume()
     tx.run(TAG[Label.COLUMN], rows=[row for row in tag_rows if row["node"] not in tables]).consume()

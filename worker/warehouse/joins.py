@@ -20,6 +20,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import product
 
 import sqlglot
@@ -30,7 +31,8 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from worker.errors import LakegraphError, first_line
+from worker.exceptions import LakegraphError, first_line
+from worker.shared.sql_failures import PARSER_FAILURES
 
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
 _STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -133,12 +135,6 @@ def _depth(mapping: dict) -> int:
     return depth
 
 
-# sqlglot's own errors, and what its parser and optimizer raise internally on input they were not
-# written for (the fuzz campaign found `CREATE TABLE t AS  USING (id)` in Snowflake raising TypeError,
-# and `FROM NULL GROUP BY 1` failing an assertion in qualify).
-PARSER_FAILURES = (SqlglotError, TypeError, KeyError, ValueError, AttributeError, IndexError, AssertionError, RecursionError)
-
-
 def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     try:
         parsed = sqlglot.parse(sql, read=dialect)
@@ -153,7 +149,7 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
-            scopes = _qualified_scopes(statement, lambda at=index: sqlglot.parse(sql, read=dialect)[at], dialect, schema)
+            scopes = _qualified_scopes(statement, partial(_statement_at, sql, dialect, index), dialect, schema)
         except PARSER_FAILURES as err:
             return Extraction(error=first_line(err, 300))
         for scope in scopes:
@@ -162,16 +158,27 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     return Extraction(frozenset(pairs), frozenset(tables), unresolved=frozenset(unresolved))
 
 
-def _qualified_scopes(statement: exp.Expression, reparse: Callable[[], exp.Expression], dialect: str, schema: SchemaIndex) -> list[Scope]:
+def _statement_at(sql: str, dialect: str, index: int) -> exp.Expr | None:
+    """The query's `index`th statement, parsed afresh (qualifying changes the tree it is given)."""
+    return sqlglot.parse(sql, read=dialect)[index]
+
+
+def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None], dialect: str, schema: SchemaIndex) -> list[Scope]:
     """Scopes of the qualified statement. A query naming a column the schema lacks (drift, a column
     not loaded yet) is parsed and qualified again without the schema: its qualified columns still count."""
-    options = {"dialect": dialect, "catalog": schema.default_catalog, "validate_qualify_columns": False, "quote_identifiers": False, "identify": False}
+
+    def qualified(expression: exp.Expr, mapping: MappingSchema | None) -> exp.Expr:
+        return qualify(
+            expression, dialect=dialect, catalog=schema.default_catalog, schema=mapping, validate_qualify_columns=False, quote_identifiers=False, identify=False
+        )
+
     try:
-        return traverse_scope(qualify(statement, schema=schema.resolved(dialect), **options))
+        return traverse_scope(qualified(statement, schema.resolved(dialect)))
     except SqlglotError:
-        if not schema.mapping:
+        again = reparse()
+        if not schema.mapping or again is None:
             raise
-        return traverse_scope(qualify(reparse(), schema=None, **options))
+        return traverse_scope(qualified(again, None))
 
 
 @dataclass(frozen=True)

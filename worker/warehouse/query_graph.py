@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from worker.graph.freshness import stamp
-from worker.graph.freshness import version as freshness_version
 from worker.graph.locks import lock_query_log
 from worker.graph.schema import Label, Rel
+from worker.graph.stamps import stamp
+from worker.graph.stamps import version as freshness_version
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint, known_dialect
 from worker.warehouse.query_log import Execution, absorb

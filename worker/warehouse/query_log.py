@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.warehouse.joins import (
     Extraction,
     JoinPair,

@@ -10,7 +10,7 @@ from neo4j import Driver
 
 from worker import problems
 from worker.embedding.factory import embedder
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.settings import Settings
 from worker.task_names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 from neo4j import Driver, ManagedTransaction
 
 from worker.graph.content import content_hash
-from worker.graph.freshness import stamp
 from worker.graph.schema import NEOCARTA_GRAPH_LABEL, NEOCARTA_VERSION, Label, Rel
-from worker.warehouse.catalog import Snapshot
+from worker.graph.stamps import stamp
+from worker.warehouse.schema_snapshot import Snapshot
 
 MERGE_SCHEMA = f"""
 MERGE (d:{Label.DATABASE} {{id: $database}})

@@ -160,6 +160,7 @@ class _Scanner:
         self._flush()
 
     def _in_fence(self, line: str) -> None:
+        assert self.fence is not None  # only called inside a fence
         closing = _FENCE.match(line) if _head(line) in _FENCE_HEADS else None
         if closing and closing.group(1)[0] == self.fence[0] and len(closing.group(1)) >= len(self.fence) and not closing.group(2).strip():
             self.fence = None

@@ -36,7 +36,8 @@ _pypdf.propagate = False
 @contextmanager
 def collected() -> Iterator[list[str]]:
     """The messages pypdf logs in this thread while the block runs."""
-    _local.found = found = []
+    found: list[str] = []
+    _local.found = found
     try:
         yield found
     finally:

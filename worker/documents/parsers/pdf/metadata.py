@@ -40,7 +40,7 @@ def declared(reader: PdfReader) -> tuple[str, str, str]:
     an id-shaped /Title is a title only when the text offers none."""
     title = ""
     try:
-        title = clean((reader.metadata or {}).get("/Title"))
+        title = clean(reader.metadata.get("/Title") if reader.metadata else None)
     except READ_ERRORS:
         pass
     xmp_title = identifier = ""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from shapes import running_server
+from shapes.serving import running_server
 from shapes.spec import BOUND_WORDS, ShapeSpec, limits, value_kind
 from worker.cli_support import Context, emit_json, out, pass_context
 
@@ -92,7 +92,7 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
         spec.validate(raw)  # refused before any engine is needed
         if not watch and not any(extras.values()) and _answered_by_server(ctx, spec, raw, as_json):
             return
-        from shapes.service import Shapes
+        from shapes.serving.service import Shapes
         from worker.graph.connection import connect
 
         driver, where = connect(ctx.settings)
@@ -119,7 +119,7 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
 
 def _answered_by_server(ctx: Context, spec: ShapeSpec, raw: dict[str, Any], as_json: bool) -> bool:
     """True once a running `serve --http` with these settings took the call and its answer is
-    printed (shapes/running_server.py); False leaves the call to this process. A watch or a
+    printed (shapes/serving/running_server.py); False leaves the call to this process. A watch or a
     worker-side option (`--refresh`) always runs here."""
     server = running_server.find(ctx.settings)
     token = running_server.stored_token(ctx.settings) if server else None

@@ -23,11 +23,11 @@ import anyio
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from shapes.http_api import COOKIE, PAGE_PATH
-from shapes.service import Shapes
+from shapes.serving.http_api import COOKIE, PAGE_PATH
+from shapes.serving.service import Shapes
 from shapes.themes import ThemesResult, latest_changes
 from worker.graph.schema import Label
-from worker.themes.identity import theme_number
+from worker.graph.theme_store import theme_number
 
 if TYPE_CHECKING:
     from starlette.requests import Request

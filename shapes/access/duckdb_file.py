@@ -17,8 +17,8 @@ from pathlib import Path
 
 import duckdb
 
-from shapes.errors import ShapeError
-from worker.warehouse.duckdb_read import open_read_only
+from shapes.spec.exceptions import ShapeError
+from worker.shared.duckdb_read import open_read_only
 
 
 class DuckDbFile:

@@ -19,11 +19,11 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
-from shapes import running_server
-from shapes.http_api import BearerToken, routes
-from shapes.mcp_server import LakegraphMCP
-from shapes.service import Shapes
-from shapes.themes_page import routes as page_routes
+from shapes.serving import running_server
+from shapes.serving.http_api import BearerToken, routes
+from shapes.serving.mcp_server import LakegraphMCP
+from shapes.serving.service import Shapes
+from shapes.serving.themes_page import routes as page_routes
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class HttpService:
 
 def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool, address: tuple[str, int]) -> HttpService:
     """The app for the socket bound at `address`. While it serves the API, the address is
-    published for read commands with the same settings (shapes/running_server.py)."""
+    published for read commands with the same settings (shapes/serving/running_server.py)."""
     served: list[BaseRoute] = (
         [*routes(shapes), *page_routes(shapes)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from worker.cli_support import Context, out, pass_context
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 
 @click.command("serve")
@@ -22,10 +22,10 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
 
     import anyio
 
-    from shapes import running_server
-    from shapes.mcp_server import LakegraphMCP
-    from shapes.serve import http_app, listen, run_http
-    from shapes.service import Shapes
+    from shapes.serving import running_server
+    from shapes.serving.mcp_server import LakegraphMCP
+    from shapes.serving.serve import http_app, listen, run_http
+    from shapes.serving.service import Shapes
     from worker.graph.connection import connect
 
     if not mcp_transport and not api:

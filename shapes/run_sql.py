@@ -4,8 +4,8 @@ Every engine first gets the statement through sqlglot in its dialect: exactly on
 a query (SELECT, WITH … SELECT, set operations) — never DML, DDL, scripts or commands.
 BigQuery then dry-runs it (statement type SELECT, bytes under the cap), runs it with
 `maximum_bytes_billed` set, and cancels the job when the client-side time limit passes. DuckDB
-reads the file read-only with external access off (shapes/duckdb_file.py) and interrupts the
-query at the time limit. The engines' clients are imported only by the runner (shapes/sql_runner.py).
+reads the file read-only with external access off (shapes/access/duckdb_file.py) and interrupts the
+query at the time limit. The engines' clients are imported only by the runner (shapes/access/sql_runner.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import Field
 
+from shapes.access.tabular import render_rows
 from shapes.spec import Params, ShapeSpec
-from shapes.tabular import render_rows
 
 MAX_SQL = 100_000
 
@@ -50,7 +50,7 @@ SPEC = ShapeSpec(
     guide="Find the tables with table_context and the joins with join_path first.",
     params=RunSqlParams,
     output=SqlResult,
-    run=lambda shapes, p: shapes.sql_runner(p.sql),
+    run=lambda shapes, p: shapes.access.sql_runner(p.sql),
     render=render,
     rows=("rows",),
     needs="warehouse",

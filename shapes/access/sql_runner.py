@@ -1,4 +1,4 @@
-"""run_sql's runner: the sqlglot check, then the query on DuckDB or BigQuery (shapes/sql.py says how)."""
+"""run_sql's runner: the sqlglot check, then the query on DuckDB or BigQuery (shapes/run_sql.py says how)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from shapes.duckdb_file import DuckDbFile
-from shapes.errors import ShapeError
-from shapes.sql import MAX_SQL, SqlResult
-from worker.errors import first_line
-from worker.warehouse.joins import PARSER_FAILURES
+from shapes.access.duckdb_file import DuckDbFile
+from shapes.run_sql import MAX_SQL, SqlResult
+from shapes.spec.exceptions import ShapeError
+from worker.exceptions import first_line
+from worker.shared.sql_failures import PARSER_FAILURES
 
 if TYPE_CHECKING:
     from worker.settings import Settings
@@ -96,7 +96,7 @@ class SqlRunner:
         from google.api_core.exceptions import GoogleAPIError
         from google.cloud import bigquery
 
-        from worker.google_clients import bigquery_client
+        from worker.shared.google_clients import bigquery_client
 
         client = bigquery_client(self.settings)
         cap = self.budget.sql_max_bytes_billed

@@ -25,11 +25,11 @@ from mcp_types import ToolAnnotations
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, WithJsonSchema
 
-from shapes.errors import ShapeError
-from shapes.registry import SPECS
-from shapes.service import Answer, Shapes
+from shapes.serving.service import Answer, Shapes
 from shapes.spec import ShapeSpec
-from worker.errors import LakegraphError
+from shapes.spec.exceptions import ShapeError
+from shapes.spec.registry import SPECS
+from worker.exceptions import LakegraphError
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from worker.cli_support import err, out, progress_bars
+from worker.cli_support import err, out, progress_bars, say
 
 if TYPE_CHECKING:
     from worker.settings import Settings
@@ -61,10 +61,6 @@ def wait_for_tools(base: str, token: str, timeout: float = 60.0) -> None:
     wait_until(offered, timeout, "the MCP and HTTP server to offer every tool")
 
 
-def say(line: str) -> None:
-    out.print(line, highlight=False, markup=False)
-
-
 def print_ready(settings: Settings, summary: dict, began: float, token: str, config: Path) -> None:
     base = f"http://{settings.serve.host}:{settings.serve.port}"
     out.print(f"[bold green]ready[/] in {time.monotonic() - began:.1f} s: {summary['documents']} documents, {summary['themes']} themes")
@@ -78,7 +74,7 @@ def print_ready(settings: Settings, summary: dict, began: float, token: str, con
 
 def run_local(settings: Settings, folder: Path, began: float) -> None:
     """The demo on the local engines: DuckDB, a watched folder, audit-log files."""
-    from shapes.serve import bearer_token
+    from shapes.serving.serve import bearer_token
     from worker import supervisor
     from worker.demo.dataset import CONFIG
 
@@ -98,12 +94,12 @@ def run_google(folder: Path, began: float) -> None:
     library in a Cloud Storage bucket with notifications; then both live paths, timed."""
     from google.cloud import pubsub_v1
 
-    from shapes.serve import bearer_token
+    from shapes.serving.serve import bearer_token
     from worker import supervisor
     from worker.demo import google, probes
     from worker.demo.dataset import CONFIG
-    from worker.google_clients import pubsub_environment
     from worker.settings import load_settings
+    from worker.shared.google_clients import pubsub_environment
 
     cache, config = load_settings(folder / CONFIG).cache_path, folder / google.CONFIG
     with ExitStack() as running:

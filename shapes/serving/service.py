@@ -1,6 +1,6 @@
 """The shapes as one service: what the CLI, the MCP server and the HTTP API all call.
 
-`ask(name, **params)` runs any shape of the registry (`shapes/registry.py`) with its parameters
+`ask(name, **params)` runs any shape of the registry (`shapes/spec/registry.py`) with its parameters
 checked by the shape's spec. Each call returns an `Answer` — the shape's typed result, how fresh the graph is, and both
 renderings (text for agents and people, JSON-ready data). `available()` says which shapes make
 sense right now (their indexes exist, their data or engine is there), which is how the MCP server
@@ -16,31 +16,30 @@ from functools import cached_property
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
 
-from shapes import budget
 from shapes import freshness as freshness_shape
-from shapes.budget import Page
-from shapes.errors import ShapeError
-from shapes.reader import ReadDriver
-from shapes.registry import SPECS, imported
-from shapes.snapshots import Snapshots
-from shapes.spec import Needs, Params, ShapeSpec
+from shapes.access.reader import ReadDriver
+from shapes.serving.snapshots import Snapshots
+from shapes.spec import Needs, Params, ShapeSpec, budget
+from shapes.spec.budget import Page
+from shapes.spec.exceptions import ShapeError
+from shapes.spec.registry import SPECS, imported
 from worker import problems
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.settings import Settings
 
 if TYPE_CHECKING:
     from neo4j import Driver
 
+    from shapes.access.cypher_runner import CypherShape
+    from shapes.access.sql_runner import SqlRunner
     from shapes.bridge import BridgeShape
-    from shapes.cypher_runner import CypherShape
-    from shapes.graph_schema import GraphSchemaShape
     from shapes.join_path import JoinPathShape
     from shapes.joins import JoinsShape
     from shapes.links import LinksShape
     from shapes.outline import OutlineShape
-    from shapes.sql_runner import SqlRunner
-    from shapes.tables import TableContextShape
+    from shapes.schema import GraphSchemaShape
+    from shapes.table_context import TableContextShape
     from shapes.themes import ThemesShape
 
 ONLINE_INDEXES = "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE' RETURN collect(name) AS names"
@@ -88,18 +87,18 @@ def _made_on_first_use(home: str) -> Any:
 
 
 class Shapes:
-    """`counted`: calls are counted for /metrics (shapes/metrics.py). A one-shot command line call
+    """`counted`: calls are counted for /metrics (shapes/serving/metrics.py). A one-shot command line call
     is not: nothing would read its counts, and prometheus_client costs its start about 45 ms.
     Each shape's object is made on first use: a command line call loads its own shape only."""
 
     join_paths: JoinPathShape = _made_on_first_use("shapes.join_path:JoinPathShape")
-    schema: GraphSchemaShape = _made_on_first_use("shapes.graph_schema:GraphSchemaShape")
+    schema: GraphSchemaShape = _made_on_first_use("shapes.schema:GraphSchemaShape")
     links: LinksShape = _made_on_first_use("shapes.links:LinksShape")
     themes: ThemesShape = _made_on_first_use("shapes.themes:ThemesShape")
     outlines: OutlineShape = _made_on_first_use("shapes.outline:OutlineShape")
     bridge: BridgeShape = _made_on_first_use("shapes.bridge:BridgeShape")
     joins: JoinsShape = _made_on_first_use("shapes.joins:JoinsShape")
-    cypher: CypherShape = _made_on_first_use("shapes.cypher_runner:CypherShape")
+    cypher: CypherShape = _made_on_first_use("shapes.access.cypher_runner:CypherShape")
 
     def __init__(self, settings: Settings, driver: Driver, database: str, counted: bool = True) -> None:
         self.settings = settings
@@ -112,14 +111,14 @@ class Shapes:
     @cached_property
     def sql_runner(self) -> SqlRunner:
         """Built on first use: it imports the warehouse engines' clients (sqlglot, DuckDB)."""
-        from shapes.sql_runner import SqlRunner
+        from shapes.access.sql_runner import SqlRunner
 
         return SqlRunner(self.settings)
 
     @cached_property
     def table_context(self) -> TableContextShape:
         """Loading an embedding model is not free, and most calls need none."""
-        from shapes.tables import TableContextShape
+        from shapes.table_context import TableContextShape
         from worker.embedding.factory import embedder
 
         return TableContextShape(self.driver, self.database, embedder(self.settings))
@@ -143,7 +142,7 @@ class Shapes:
 
     def _count(self, name: str, outcome: str, began: float) -> None:
         if self.counted:
-            from shapes.metrics import CALLS, LATENCY
+            from shapes.serving.metrics import CALLS, LATENCY
 
             CALLS.labels(name, outcome).inc()
             LATENCY.labels(name).observe(perf_counter() - began)
@@ -182,7 +181,7 @@ class Shapes:
             "values": present["values"],
         }
         found = {name for name, spec in SPECS.items() if holds[spec.needs]}
-        from shapes.metrics import TOOLS
+        from shapes.serving.metrics import TOOLS
 
         for name in SPECS:
             TOOLS.labels(name).set(1 if name in found else 0)
@@ -198,7 +197,7 @@ class Shapes:
         held in Redis come first: they are the ones that exist while the graph is down."""
         from redis.exceptions import RedisError  # imported by the call, so importing the service stays light
 
-        from shapes.metrics import PROBLEMS, PROBLEMS_HELD, SOURCE_AGE, SOURCE_QUEUED
+        from shapes.serving.metrics import PROBLEMS, PROBLEMS_HELD, SOURCE_AGE, SOURCE_QUEUED
         from worker.runtime import redis_server
 
         try:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.errors import ShapeError
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec
+from shapes.spec.exceptions import ShapeError
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
     BUSINESS_TERM_INDEX,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from shapes.errors import ShapeError
-from worker.errors import LakegraphError
+from shapes.spec.exceptions import ShapeError
+from worker.exceptions import LakegraphError
 from worker.runtime.processes import PidRecord
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def find(settings: Settings) -> PidRecord | None:
 
 def stored_token(settings: Settings) -> str | None:
     """The token the server demands: configured, or the one a server stored; None when neither
-    can be read (making one is the server's: shapes/serve.py)."""
+    can be read (making one is the server's: shapes/serving/serve.py)."""
     configured = settings.serve.token.get_secret_value()
     if configured:
         return configured

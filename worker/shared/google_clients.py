@@ -12,7 +12,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.auth.exceptions import DefaultCredentialsError
 from google.cloud import bigquery, storage
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 from worker.settings import Settings
 
 PUBSUB_EMULATOR_ENV = "PUBSUB_EMULATOR_HOST"

@@ -1,6 +1,6 @@
 """A shape's refusal of bad input: one line, in the shape's own terms, never a stack trace."""
 
-from worker.errors import LakegraphError
+from worker.exceptions import LakegraphError
 
 
 class ShapeError(LakegraphError):

@@ -21,13 +21,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from shapes.errors import ShapeError
 from shapes.freshness import Freshness
-from shapes.metrics import REGISTRY
-from shapes.registry import SPECS
-from shapes.service import Shapes
+from shapes.serving.metrics import REGISTRY
+from shapes.serving.service import Shapes
 from shapes.spec import ShapeSpec, value_kind
-from worker.errors import LakegraphError
+from shapes.spec.exceptions import ShapeError
+from shapes.spec.registry import SPECS
+from worker.exceptions import LakegraphError
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send

@@ -1,5 +1,8 @@
-"""How themes are stored so that a run is written in many transactions and readers never see a
-mixture: versions, and the run each reader reads at.
+"""How themes are stored: their ids, and the versions that let a run be written in many
+transactions while readers never see a mixture.
+
+A theme's id is `T` and a number that no other theme ever had (`theme_id`, `theme_number`); a run
+matches new communities to the old ids by overlap, so the id outlives its members.
 
 Each themes run has a sequence number (`ThemeRun.seq`). A theme's node is one version of it: made
 by the run `since`, replaced by the run `until` (none while it stands), never changed in between —
@@ -16,6 +19,17 @@ the versions it replaced until the next run deletes them (see worker/themes/writ
 from __future__ import annotations
 
 from worker.graph.schema import Label
+
+ID_PREFIX = "T"
+
+
+def theme_id(number: int) -> str:
+    return f"{ID_PREFIX}{number}"
+
+
+def theme_number(theme: str) -> int:
+    return int(theme.removeprefix(ID_PREFIX))
+
 
 VERSIONS = f"{Label.THEME}|{Label.THEME_DRAFT}|{Label.THEME_RETIRED}"
 # Themes and runs written before versions existed count as run 0's.

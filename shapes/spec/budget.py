@@ -7,7 +7,7 @@ The budget is measured on the answer's JSON, freshness and page included, at fou
 token — an estimate that needs no tokenizer download.
 
 A cursor is the offset of the next row plus a hash of the last row shown and of the call's other
-parameters, and the id of the snapshot its walk reads (`shapes/snapshots.py`). Continuing checks
+parameters, and the id of the snapshot its walk reads (`shapes/serving/snapshots.py`). Continuing checks
 that row is still where it was; if rows were added or removed before it, the walk resumes right
 after it wherever it now is, and if it is gone the cursor is refused rather than silently
 skipping or repeating rows.
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
-from shapes.errors import ShapeError
+from shapes.spec.exceptions import ShapeError
 
 CHARS_PER_TOKEN = 4
 PAGE_RESERVE = 300  # characters the page record itself takes in an answer

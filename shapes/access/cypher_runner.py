@@ -16,7 +16,7 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.time import Date, DateTime, Duration, Time
 
 from shapes.cypher import MAX_QUERY, CypherResult
-from shapes.errors import ShapeError
+from shapes.spec.exceptions import ShapeError
 
 if TYPE_CHECKING:
     from neo4j import Driver, ManagedTransaction

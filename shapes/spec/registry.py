@@ -20,11 +20,11 @@ HOMES = (
     "shapes.links:SPEC",
     "shapes.themes:SPEC",
     "shapes.themes:CHANGES_SPEC",
-    "shapes.tables:SPEC",
+    "shapes.table_context:SPEC",
     "shapes.join_path:SPEC",
     "shapes.joins:SPEC",
-    "shapes.sql:SPEC",
-    "shapes.graph_schema:SPEC",
+    "shapes.run_sql:SPEC",
+    "shapes.schema:SPEC",
     "shapes.cypher:SPEC",
     "shapes.freshness:SPEC",
 )
@@ -40,12 +40,12 @@ class Registry(Mapping[str, "ShapeSpec"]):
     """name -> spec; a lookup imports that spec's module only."""
 
     def __getitem__(self, name: str) -> ShapeSpec:
-        from shapes.catalog import SHAPES
+        from shapes.spec.index import SHAPES
 
         return imported(SHAPES[name].home)
 
     def __iter__(self) -> Iterator[str]:
-        from shapes.catalog import SHAPES
+        from shapes.spec.index import SHAPES
 
         return iter(SHAPES)
 
@@ -53,7 +53,7 @@ class Registry(Mapping[str, "ShapeSpec"]):
         return len(HOMES)
 
     def for_command(self, command: str) -> ShapeSpec:
-        from shapes.catalog import SHAPES
+        from shapes.spec.index import SHAPES
 
         return next(self[name] for name, entry in SHAPES.items() if entry.command == command)
 

@@ -7,8 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.versioned import Versioned
 
 if TYPE_CHECKING:
     from neo4j import Driver

@@ -1,5 +1,5 @@
 """Each shape's command, one-line purpose and the module declaring its spec, generated from the
-registry by `python -m shapes.docs` (do not edit): `lakegraph --help` lists the shapes from here
+registry by `python -m shapes.spec.docs` (do not edit): `lakegraph --help` lists the shapes from here
 without importing them, and a call imports its own shape's module only."""
 
 from typing import NamedTuple
@@ -49,7 +49,7 @@ SHAPES: dict[str, Entry] = {
     ),
     "table_context": Entry(
         "table-context",
-        "shapes.tables:SPEC",
+        "shapes.table_context:SPEC",
         "The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
     ),
     "join_path": Entry(
@@ -64,12 +64,12 @@ SHAPES: dict[str, Entry] = {
     ),
     "run_sql": Entry(
         "run-sql",
-        "shapes.sql:SPEC",
+        "shapes.run_sql:SPEC",
         "Read-only warehouse SQL within a row, time and (BigQuery) byte budget.",
     ),
     "schema": Entry(
         "schema",
-        "shapes.graph_schema:SPEC",
+        "shapes.schema:SPEC",
         "The graph's labels, relationship types (with counts), properties and indexes.",
     ),
     "cypher": Entry(

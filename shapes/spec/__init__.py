@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from shapes.errors import ShapeError
+from shapes.spec.exceptions import ShapeError
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
@@ -52,7 +52,7 @@ class ShapeSpec:
     output: type  # the result dataclass (its JSON schema is the answer's, with freshness added)
     run: Callable[[Any, Any], Any]  # (the Shapes service, params) -> the whole result
     render: Callable[[Any], str]
-    rows: tuple[str, ...]  # the result's fields holding rows, cut to the budget in this order (shapes/budget.py)
+    rows: tuple[str, ...]  # the result's fields holding rows, cut to the budget in this order (shapes/spec/budget.py)
     overview: Callable[[Any, int], Any] | None = None  # (the whole result, characters) -> a summary that fits, or None
     needs: Needs = "graph"
     arguments: tuple[str, ...] = ()  # fields the CLI takes positionally, in this order
