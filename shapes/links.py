@@ -27,7 +27,7 @@ CALL () {{
 RESOLVED = f"""
 {SOURCES_UNDER}
 MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
-RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found
+RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found, l.anchor_note AS note
 ORDER BY source, l.ordinal
 """
 UNRESOLVED = f"""
@@ -55,7 +55,8 @@ class LinkListing:
 def list_links(driver: Driver, database: str, broken: bool, under: str) -> LinkListing:
     counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
     rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, database_=database).records
-    return LinkListing(counts["resolved"], counts["unresolved"], [dict(row) for row in rows], broken)
+    # a note (why an anchor ended at its document) only where there is one
+    return LinkListing(counts["resolved"], counts["unresolved"], [{key: value for key, value in row.items() if key != "note" or value} for row in rows], broken)
 
 
 class LinksShape:
@@ -79,7 +80,7 @@ def render(listing: LinkListing) -> str:
         if listing.broken:
             lines.append(f"{row['source']}  {row['href']}  ({row['reason']})")
         else:
-            flag = "" if row["anchor_found"] else "  (anchor not found: ends at the document)"
+            flag = "" if row["anchor_found"] else f"  ({row.get('note') or 'anchor not found'}: ends at the document)"
             lines.append(f"{row['source']} → {row['target']}{flag}")
     return "\n".join(lines)
 

@@ -9,7 +9,12 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from worker.commands.shapes import flag
+
+if TYPE_CHECKING:
+    from shapes.spec import ShapeSpec
 
 LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
 VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}  # what differs between two calls a moment apart
@@ -71,3 +76,22 @@ def stable(answer: Any) -> Any:
 def cursor_without_snapshot(cursor: str) -> dict:
     state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     return {key: value for key, value in state.items() if key != "s"}
+
+
+def cli_args(spec: ShapeSpec, params: dict[str, Any]) -> list[str]:
+    """The parameters as the shape's command line, by the same rules the command is made with."""
+    args: list[str] = []
+    for name in spec.arguments:
+        value = params.get(name)
+        args += [str(item) for item in value] if isinstance(value, list) else [] if value is None else [str(value)]
+    for name, value in params.items():
+        if name in spec.arguments:
+            continue
+        option = flag(name)
+        if isinstance(value, bool):
+            args += [option] if value else []
+        elif isinstance(value, list):
+            args += [part for item in value for part in (option, str(item))]
+        else:
+            args += [option, json.dumps(value) if isinstance(value, dict) else str(value)]
+    return args

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
@@ -165,8 +165,13 @@ class Shapes:
             summary = spec.overview(whole, chars - other - budget.PAGE_RESERVE)
             if summary is not None:
                 return summary, budget.overview_page(summary, spec.rows, call, chars, len(budget.Rows(whole, spec.rows)), keep), freshness
-        result, page = budget.paginate(whole, spec.rows, call, cursor, chars, other, keep)
-        return result, page, freshness
+        room = chars
+        while True:
+            result, page = budget.paginate(whole, spec.rows, call, cursor, room, other, keep)
+            text = len(Answer(spec.name, result, page, freshness, spec.render).text())
+            if text <= chars or page.shown <= 1:  # the text as printed fits too (a single row is shown whatever it takes)
+                return result, replace(page, budget_tokens=chars // budget.CHARS_PER_TOKEN), freshness
+            room = room * chars // text - 1  # rows whose text runs longer than their JSON: fewer of them
 
     def available(self) -> set[str]:
         """The shapes that can answer right now: their index is online and their data is there."""

@@ -4,7 +4,9 @@ and the answer says how many rows exist, whether it was cut, and the cursor that
 Each spec names the fields of its result that hold rows (lists, or dicts read as their items, in
 the order given); everything else in the result is the answer's fixed part and is always shown.
 The budget is measured on the answer's JSON, freshness and page included, at four characters a
-token — an estimate that needs no tokenizer download.
+token — an estimate that needs no tokenizer download — and holds for the answer as printed: the
+JSON as `--json` prints it (`printed`), and its text rendering, which the service cuts further
+where it runs longer than the JSON.
 
 A cursor is the offset of the next row plus a hash of the last row shown and of the call's other
 parameters, and the id of the snapshot its walk reads (`shapes/serving/snapshots.py`). Continuing checks
@@ -52,6 +54,11 @@ def _encode(value: Any) -> Any:
 def size(value: Any) -> int:
     """Characters of `value` as JSON (dataclasses as their fields)."""
     return len(json.dumps(value, default=_encode))
+
+
+def printed(data: Any) -> str:
+    """An answer's data as one JSON document: what `--json` prints and what the budget measures."""
+    return json.dumps(data, default=_encode)
 
 
 class Rows:

@@ -22,6 +22,7 @@ from shapes.spec.registry import SPECS
 from tests.benchmarks.corpus import generate
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
+from tests.helpers import clean_env, cli_args, run_cli
 from tests.paging import reassembled, walk
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
@@ -116,6 +117,18 @@ def test_every_shape_at_its_defaults_fits_its_budget(estate: Shapes, name: str, 
     assert answer.page.total >= answer.page.shown > 0 or answer.page.total == 0
     if answer.page.truncated:
         assert answer.page.next_cursor and ("cursor=" in answer.text())
+
+
+@pytest.mark.parametrize(("name", "params"), AT_DEFAULTS, ids=[f"{name}{sorted(params)}" for name, params in AT_DEFAULTS])
+def test_every_shape_as_the_command_line_prints_it_fits_its_budget(estate: Shapes, neo4j_service: Neo4jService, name: str, params: dict[str, Any]) -> None:
+    """What a user or an agent reads: the command's text, and its --json, measured as printed."""
+    spec, budget = SPECS[name], estate.settings.shapes.answer_tokens * 4
+    env = clean_env(**neo4j_service.env())
+    for printed in ([], ["--json"]):
+        result = run_cli(spec.command, *cli_args(spec, params), *printed, env=env)
+        assert result.returncode == 0, result.stderr
+        assert len(result.stdout.rstrip("\n")) <= budget, f"{spec.command} {' '.join(printed)}: {len(result.stdout)} characters printed"
+    assert json.loads(result.stdout)["page"]["budget_tokens"] == estate.settings.shapes.answer_tokens
 
 
 def test_an_outline_over_budget_reads_like_a_table_of_contents(estate: Shapes) -> None:

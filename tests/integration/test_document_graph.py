@@ -205,6 +205,40 @@ def test_missing_anchor_ends_at_the_document_and_resolves_when_the_heading_appea
     assert [tuple(row.values()) for row in graph.execute_query(edge).records] == [("lib/b#b/later", True)]
 
 
+def test_a_fragment_written_with_other_punctuation_reaches_its_section(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    """Authors slug headings by hand: "A/C Compressor" slugs to `ac-compressor`, written `a-c-compressor`;
+    "ECM/PCM" to `ecmpcm`, written `ecm-pcm`. Once punctuation is ignored they meet; an exact match
+    still wins, and a fragment two sections match that way ends at the document with the reason."""
+    root = tmp_path / "lib"
+    write(
+        root,
+        "hvac.md",
+        "## Refrigerant Sub-System Service\n### A/C Compressor Replacement Procedure\nsteps\n"
+        "## Lost communication with ECM/PCM\ncheck\n## A-C Unit\none\n## AC Unit\ntwo\n",
+    )
+    write(
+        root,
+        "bulletin.md",
+        "# Bulletin\n"
+        "[replace](hvac.md#refrigerant-sub-system-service/a-c-compressor-replacement-procedure) "
+        "[lost](hvac.md#lost-communication-with-ecm-pcm) [exact](hvac.md#ac-unit) [either](hvac.md#a-c-u-n-i-t)\n",
+    )
+    load(make_sync(neo4j_service, graph, lib=root), workers=1)
+    edges = "MATCH (:Section {uri: 'lib/bulletin#bulletin'})-[l:LINKS_TO]->(t) RETURN l.href AS href, t.uri AS target, l.anchor_found AS found, l.anchor_note AS note"
+    found = {row["href"]: (row["target"], row["found"], row["note"]) for row in graph.execute_query(edges).records}
+    assert found["hvac.md#refrigerant-sub-system-service/a-c-compressor-replacement-procedure"] == (
+        "lib/hvac#refrigerant-sub-system-service/ac-compressor-replacement-procedure",
+        True,
+        None,
+    )
+    assert found["hvac.md#lost-communication-with-ecm-pcm"] == ("lib/hvac#lost-communication-with-ecmpcm", True, None)
+    assert found["hvac.md#ac-unit"] == ("lib/hvac#ac-unit", True, None)  # exact, though a-c-unit is the same loosely
+    target, anchored, note = found["hvac.md#a-c-u-n-i-t"]
+    assert (target, anchored) == ("lib/hvac", False) and "matches 2 sections once punctuation is ignored" in note
+    listing = run_cli("links", "--under", "lib/bulletin", env=clean_env(**neo4j_service.env()))
+    assert "lib/hvac#a-c-unit, lib/hvac#ac-unit: ends at the document" in listing.stdout, listing.stdout
+
+
 def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     write(root, "good.md", "# Good\n[dup](doc://DUP)\n")

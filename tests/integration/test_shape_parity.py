@@ -23,11 +23,10 @@ from shapes.spec import ShapeSpec
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env, run_cli, stable
+from tests.helpers import LAKEGRAPH, clean_env, cli_args, run_cli, stable
 from tests.integration.test_cli_via_server import LOCAL, served_calls
 from tests.integration.test_mcp_http import Served, _tool_text
 from worker.cli import cli
-from worker.commands.shapes import flag
 from worker.runtime.processes import stop_pid
 from worker.themes.runner import ThemeRunner
 
@@ -94,25 +93,6 @@ def served(env: dict[str, str]) -> Iterator[Served]:
     finally:
         stop_pid(process.pid, timeout=10)
         process.wait(10)
-
-
-def cli_args(spec: ShapeSpec, params: dict[str, Any]) -> list[str]:
-    """The parameters as the shape's command line, by the same rules the command is made with."""
-    args: list[str] = []
-    for name in spec.arguments:
-        value = params.get(name)
-        args += [str(item) for item in value] if isinstance(value, list) else [] if value is None else [str(value)]
-    for name, value in params.items():
-        if name in spec.arguments:
-            continue
-        option = flag(name)
-        if isinstance(value, bool):
-            args += [option] if value else []
-        elif isinstance(value, list):
-            args += [part for item in value for part in (option, str(item))]
-        else:
-            args += [option, json.dumps(value) if isinstance(value, dict) else str(value)]
-    return args
 
 
 def over_http(served: Served, spec: ShapeSpec, params: dict[str, Any]) -> tuple[int, Any]:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shapes.serving import running_server
-from shapes.spec import BOUND_WORDS, ShapeSpec, limits, value_kind
-from worker.cli_support import Context, emit_json, out, pass_context
+from shapes.spec import BOUND_WORDS, ShapeSpec, budget, limits, value_kind
+from worker.cli_support import Context, out, pass_context
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
@@ -106,7 +106,7 @@ def shape_command(spec: ShapeSpec, extra: CommandExtra | None = None) -> click.C
                 seen = json.dumps(asdict(answer.result), default=str, sort_keys=True) if watch else None
                 if seen is None or seen != shown:
                     if as_json:
-                        emit_json(answer.data())
+                        click.echo(budget.printed(answer.data()))
                     else:
                         out.print(answer.text(), highlight=False, markup=False)
                     shown = seen
@@ -130,7 +130,7 @@ def _answered_by_server(ctx: Context, spec: ShapeSpec, raw: dict[str, Any], as_j
     except running_server.ServerGone:
         return False
     if as_json:
-        emit_json(json.loads(answer))
+        click.echo(budget.printed(json.loads(answer)))
     else:
         out.print(answer, highlight=False, markup=False)
     return True

@@ -7,6 +7,7 @@ later" resolves: its UnresolvedLink is read back as a row and resolved anew.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ CREATE_LINKS = {
     UNWIND $rows AS r
     MATCH (s:{source} {{uri: r.source}})
     MATCH (t:{target} {{uri: r.target}})
-    CREATE (s)-[:{Rel.LINKS_TO} {{{ROW_FIELDS}, anchor_found: r.anchor_found}}]->(t)
+    CREATE (s)-[:{Rel.LINKS_TO} {{{ROW_FIELDS}, anchor_found: r.anchor_found, anchor_note: r.anchor_note}}]->(t)
     """
     for source in (Label.DOCUMENT, Label.SECTION)
     for target in (Label.DOCUMENT, Label.SECTION)
@@ -86,6 +87,15 @@ MATCH (s:{Label.SECTION} {{doc_uri: wanted[0]}})
 WHERE wanted[1] IN s.anchors OR s.uri = wanted[0] + '#' + wanted[1]
 RETURN wanted[0] AS document, wanted[1] AS anchor, s.uri AS uri, s.sort_pos AS position
 """
+# The sections of documents where a fragment named none exactly: matched again ignoring punctuation.
+SECTIONS_OF = f"""
+UNWIND $documents AS document
+MATCH (s:{Label.SECTION} {{doc_uri: document}})
+RETURN document, s.uri AS uri, s.anchors AS anchors, s.sort_pos AS position
+"""
+# Authors write a heading's slug by hand: `a-c-compressor` for "A/C Compressor" (slugged
+# `ac-compressor`), `ecm-pcm` for "ECM/PCM" (`ecmpcm`). Compared without punctuation, they meet.
+_PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -116,15 +126,16 @@ def resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
         else:
             target_documents[row] = None
     wanted = {(doc["uri"], row.anchor) for row, doc in target_documents.items() if doc is not None and row.anchor}
-    sections = _sections(tx, wanted)
+    sections, notes = _sections(tx, wanted)
     links: dict[tuple[Label, Label], list[dict]] = defaultdict(list)
     unresolved: dict[Label, list[dict]] = defaultdict(list)
     for row, doc in target_documents.items():
         target, found, reason = _target(row, doc, sections)
+        note = notes.get((doc["uri"], row.anchor)) if doc is not None and not found else None
         if target is None:
-            unresolved[_label(row.source)].append({**row.as_dict(), "reason": reason})
+            unresolved[_label(row.source)].append({**row.as_dict(), "reason": note or reason})
         else:
-            links[(_label(row.source), _label(target))].append({**row.as_dict(), "target": target, "anchor_found": found})
+            links[(_label(row.source), _label(target))].append({**row.as_dict(), "target": target, "anchor_found": found, "anchor_note": note})
     for pair, batch in links.items():
         tx.run(CREATE_LINKS[pair], rows=batch).consume()
     for label, batch in unresolved.items():
@@ -167,12 +178,34 @@ def _documents(tx: ManagedTransaction, query: str, keys: set[str]) -> dict[str, 
     return found
 
 
-def _sections(tx: ManagedTransaction, wanted: set[tuple[str, str]]) -> dict[str, dict[str, str]]:
-    """document uri -> anchor -> section uri, for the wanted anchors (first in reading order wins)."""
+def loose(fragment: str) -> str:
+    """A fragment without its punctuation, case folded."""
+    return _PUNCTUATION.sub("", fragment).casefold()
+
+
+def _sections(tx: ManagedTransaction, wanted: set[tuple[str, str]]) -> tuple[dict[str, dict[str, str]], dict[tuple[str, str], str]]:
+    """document uri -> anchor -> section uri, for the wanted anchors: an exact anchor or heading
+    path first (first in reading order wins), else the one section whose anchor or path is the
+    same once punctuation is ignored. A fragment several sections match that way resolves to
+    none of them: its note (document, anchor) -> why says which."""
     if not wanted:
-        return {}
+        return {}, {}
     ordered = sorted(tx.run(SECTIONS_BY_ANCHOR, wanted=sorted(map(list, wanted))), key=lambda record: record["position"])
     found: dict[str, dict[str, str]] = defaultdict(dict)
     for record in ordered:
         found[record["document"]].setdefault(record["anchor"], record["uri"])
-    return found
+    missing = sorted((document, anchor) for document, anchor in wanted if anchor not in found.get(document, {}) and loose(anchor))
+    notes: dict[tuple[str, str], str] = {}
+    if not missing:
+        return found, notes
+    candidates: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # document -> loose form -> sections
+    for record in tx.run(SECTIONS_OF, documents=sorted({document for document, _ in missing})):
+        for form in [*(record["anchors"] or []), record["uri"].split("#", 1)[1]]:
+            candidates[record["document"]][loose(form)].add(record["uri"])
+    for document, anchor in missing:
+        matching = candidates[document].get(loose(anchor), set())
+        if len(matching) == 1:
+            found[document][anchor] = next(iter(matching))
+        elif matching:
+            notes[(document, anchor)] = f"#{anchor} matches {len(matching)} sections once punctuation is ignored: {', '.join(sorted(matching))}"
+    return found, notes
