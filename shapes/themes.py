@@ -40,8 +40,7 @@ DOCUMENT_COUNT = f"MATCH (d:{Label.DOCUMENT}) RETURN count(d) AS n"
 # Every theme query reads the versions of one run, $run (see worker/graph/theme_store.py).
 THEMES_AT_LEVEL = f"""
 MATCH (t:{theme_store.VERSIONS} {{level: $level}}) WHERE {theme_store.visible("t")}
-RETURN t.id AS id, t.name AS name, t.size AS size, t.conductance AS conductance, t.top_targets AS top_targets,
-       t.central AS central, t.crossovers AS crossovers
+RETURN t.id AS id, {theme_store.props_at("t")}
 """
 THEME = f"MATCH (t:{theme_store.VERSIONS} {{id: $theme}}) WHERE {theme_store.visible('t')} RETURN t.level AS level"
 MEMBERS = f"""

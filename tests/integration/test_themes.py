@@ -12,6 +12,7 @@ import pytest
 from neo4j import Driver
 
 from shapes.serving.service import Shapes
+from shapes.themes import stored_themes
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
@@ -21,8 +22,9 @@ from worker.exceptions import LakegraphError
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
 from worker.themes import write
-from worker.themes.engines import GdsEngine
+from worker.themes.engines import PROJECT, GdsEngine
 from worker.themes.model import DocumentGraph
+from worker.themes.projection import conductance, document_graph
 from worker.themes.runner import LINKS_UNCHANGED, ThemeRunner
 
 pytestmark = pytest.mark.timeout(180)
@@ -83,6 +85,45 @@ def test_a_run_finds_the_clusters_and_counts_reconcile(library: tuple[Settings, 
     assert [tuple(row.values()) for row in run] == [(engine, 9, 8)]
     conductance = driver.execute_query("MATCH (t:Theme {level: 0}) RETURN min(t.conductance) AS low, max(t.conductance) AS high").records[0]
     assert 0 < conductance["low"] <= conductance["high"] < 0.3  # one crossover link out of many inside
+
+
+def test_conductance_scored_here_is_what_gds_computes(library: tuple[Settings, Path], driver: Driver) -> None:
+    """The engine scores every level with GDS's formula in numpy; GDS's own conductance, from the
+    final communities mutated into the projection, gives the same numbers."""
+    graph = document_graph(driver, "neo4j")
+    gds, edges = GdsEngine(driver, "neo4j").client, graph.arrays
+    projected = gds.graph.project.cypher(
+        PROJECT, name="conductance-check", source=edges.a.tolist(), target=edges.b.tolist(), weight=edges.weight.tolist()
+    ).graph
+    try:
+        gds.leiden.mutate(projected, mutate_property="community", random_seed=42, concurrency=1, relationship_weight_property="weight")
+        theirs = gds.conductance.stream(projected, community_property="community", relationship_weight_property="weight")
+        found = gds.graph.node_properties.stream(projected, "community")
+        membership = {graph.linked[node]: int(community) for node, community in zip(found["nodeId"], found["community"], strict=True)}
+    finally:
+        gds.graph.drop("conductance-check")
+    expected = {int(community): round(float(score), 6) for community, score in zip(theirs["community"], theirs["conductance"], strict=True)}
+    assert len(expected) == 2 and conductance(graph, membership) == expected
+
+
+def test_a_new_score_with_the_same_members_is_changed_in_place_and_readers_of_the_run_before_keep_theirs(
+    library: tuple[Settings, Path], driver: Driver
+) -> None:
+    """A link added inside the brakes theme changes its cohesion, not its members: no new version
+    (no membership written again), and a reader still at the run before reads the score it had."""
+    settings, root = library
+    runner = ThemeRunner(settings, driver, "neo4j")
+    runner.run()
+    before = {row["id"]: row["conductance"] for row in stored_themes(driver, "neo4j", 1, 0)}
+    (root / "brakes/rotors.md").write_text("# Rotors\nSee [pads](pads.md), [abs](abs.md), [fluid](fluid.md) and the [gateway](../network/gateway.md).\n")
+    DocumentSync(settings, driver, "neo4j").sync_path("lib", "brakes/rotors.md")
+    versions = driver.execute_query("MATCH (t:Theme|ThemeDraft|ThemeRetired) RETURN count(t) AS n").records[0]["n"]
+    report = runner.run()
+    assert report.ran and report.changes["moved"] == []
+    assert driver.execute_query("MATCH (t:Theme|ThemeDraft|ThemeRetired) RETURN count(t) AS n").records[0]["n"] == versions
+    assert {row["id"]: row["conductance"] for row in stored_themes(driver, "neo4j", 1, 0)} == before  # read at run 1
+    after = {row["id"]: row["conductance"] for row in stored_themes(driver, "neo4j", 2, 0)}
+    assert after.keys() == before.keys() and after != before
 
 
 def test_ids_stay_stable_and_changes_are_logged(library: tuple[Settings, Path], driver: Driver) -> None:

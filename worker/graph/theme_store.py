@@ -12,6 +12,11 @@ are invisible until then, and the versions it replaced stay visible to whoever s
 previous run. Neo4j reads committed data only, not snapshots; comparing numbers fixed before the
 read makes each answer one run's whole.
 
+A run that changes a theme's score or summary but not its members writes no new version: it
+changes those properties (PROPS) in place in the transaction that makes it current, keeping the
+values before beside them (`prev_*`) with the run that changed them (`props_since`), so a reader
+still at the run before reads those (`props_at`). Only a change of members costs a version.
+
 Labels keep naive readers (raw Cypher, `MATCH (t:Theme)`) on one run too: `Theme` holds the
 current versions, `ThemeDraft` a run's versions until it is current and settled, `ThemeRetired`
 the versions it replaced until the next run deletes them (see worker/themes/write.py)."""
@@ -36,7 +41,14 @@ VERSIONS = f"{Label.THEME}|{Label.THEME_DRAFT}|{Label.THEME_RETIRED}"
 SEQ = "coalesce({node}.seq, 0)"
 # The versions a reader at run $run sees.
 VISIBLE = "coalesce({node}.since, 0) <= $run AND ({node}.until IS NULL OR {node}.until > $run)"
+PROPS = ("name", "size", "conductance", "top_targets", "central", "crossovers")
+PREVIOUS = "prev_"
 
 
 def visible(node: str) -> str:
     return VISIBLE.format(node=node)
+
+
+def props_at(node: str) -> str:
+    """Cypher for a theme's PROPS as a reader at run $run sees them, each under its own name."""
+    return ", ".join(f"CASE WHEN coalesce({node}.props_since, 0) <= $run THEN {node}.{name} ELSE {node}.{PREVIOUS}{name} END AS {name}" for name in PROPS)

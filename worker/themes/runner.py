@@ -37,9 +37,9 @@ from worker.themes.write import ThemesWrite
 # membership at once.
 PREVIOUS_THEMES = f"""
 MATCH (t:{theme_store.VERSIONS}) WHERE {theme_store.visible("t")}
-RETURN t.id AS id, t.level AS level, t.conductance AS conductance, t.size AS size,
-       COLLECT {{ MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN d.uri }} AS members,
-       [t.name, t.top_targets, t.central, t.crossovers] AS summary
+WITH t, COLLECT {{ MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) RETURN d.uri }} AS members
+WITH t, members, {theme_store.props_at("t")}
+RETURN t.id AS id, t.level AS level, conductance, size, members, [name, top_targets, central, crossovers] AS summary
 """
 LATEST_RUN = f"""
 MATCH (r:{Label.THEME_RUN})

@@ -5,11 +5,11 @@ A run R+1, R being the current run:
 1. clears what earlier runs left: a run that became current but did not settle is settled; then
    drafts of runs that never became current, their `until` marks on standing versions, and the
    versions earlier runs retired go, in batches;
-2. stages, in batches: a new version (`ThemeDraft`, since R+1) of every theme that is new or
-   changed (members, score or summary) with its memberships, the `until` R+1 mark on each version it
-   replaces or that is gone, and the run's node (`ThemeRunDraft`) with its change log. Readers at R
-   see none of it;
-3. switches: one transaction makes the run's node a `ThemeRun`, and readers read at R+1;
+2. stages, in batches: a new version (`ThemeDraft`, since R+1) of every theme that is new or whose
+   members changed, with its memberships, the `until` R+1 mark on each version it replaces or that
+   is gone, and the run's node (`ThemeRunDraft`) with its change log. Readers at R see none of it;
+3. switches: one transaction makes the run's node a `ThemeRun`, and readers read at R+1; in it,
+   the themes whose members stand take their new score and summary in place (a row per theme);
 4. settles in one transaction, one label for each changed theme: the replaced versions become
    `ThemeRetired`, the drafts `Theme`, so naive readers follow in one step too;
 5. tidies in batches: each changed document keeps the links this run saw as the next run's
@@ -29,6 +29,7 @@ from functools import cached_property
 from neo4j import Driver, ManagedTransaction
 
 from worker.exceptions import LakegraphError
+from worker.graph import theme_store
 from worker.graph.batches import drain, rows_per_batch, transaction_limit, write_in_batches
 from worker.graph.engine_errors import explain
 from worker.graph.schema import Label, Rel
@@ -72,6 +73,13 @@ MATCH (d:{Label.DOCUMENT} {{uri: pair[0]}})
 CREATE (d)-[:{Rel.IN_THEME}]->(t)
 """
 MARK_REPLACED = f"UNWIND $rows AS id MATCH (t:{Label.THEME} {{id: id}}) SET t.until = $seq"
+# A standing theme's new score or summary, its members unchanged: in place, the values before kept.
+UPDATE_PROPS = f"""
+UNWIND $rows AS row
+MATCH (t:{Label.THEME} {{id: row.id}})
+SET {", ".join(f"t.{theme_store.PREVIOUS}{name} = t.{name}" for name in theme_store.PROPS)}, t.props_since = $seq
+SET t += row, t.run = $run, t.gamma = $gamma
+"""
 STAGE_RUN = f"""
 CREATE (r:{Label.THEME_RUN_DRAFT} {{id: $id}})
 SET r += $props, r.seq = $seq, r.started = datetime($started)
@@ -98,19 +106,25 @@ class Plan:
     staged: list[dict] = field(default_factory=list)  # theme rows written as new versions
     staged_members: list[tuple[str, str]] = field(default_factory=list)  # (document, theme id)
     replaced: list[str] = field(default_factory=list)  # ids of standing versions replaced or gone
+    updated: list[dict] = field(default_factory=list)  # theme rows whose members stand: changed in place
 
 
 def plan(previous: list[Theme], themes: list[Theme], summaries: dict[str, ThemeSummary], summarized: dict[str, ThemeSummary]) -> Plan:
     """Only what differs from the previous run is written: a theme with the same members, score and
-    summary keeps its version (and the `run` that made it)."""
+    summary keeps its version (and the `run` that made it); one with the same members changes its
+    score and summary in place (see worker/graph/theme_store.py); the others get a new version."""
     found = Plan()
     before = {theme.id: theme for theme in previous}
     kept = {theme.id for theme in themes}
     found.replaced = [theme.id for theme in previous if theme.id not in kept]
     for theme in themes:
-        if before.get(theme.id) == theme and summarized.get(theme.id) == summaries[theme.id]:
+        old = before.get(theme.id)
+        if old == theme and summarized.get(theme.id) == summaries[theme.id]:
             continue
-        if theme.id in before:
+        if old is not None and old.members == theme.members:
+            found.updated.append(_row(theme, summaries[theme.id]))
+            continue
+        if old is not None:
             found.replaced.append(theme.id)
         found.staged.append(_row(theme, summaries[theme.id]))
         found.staged_members += [(uri, theme.id) for uri in sorted(theme.members)]
@@ -156,7 +170,7 @@ class ThemesWrite:
         write_in_batches(self.driver, self.database, STAGE_MEMBERS, changes.staged_members, rows_per_batch(self.limit, MEMBERSHIP_BYTES))
         write_in_batches(self.driver, self.database, MARK_REPLACED, changes.replaced, rows_per_batch(self.limit, MARK_BYTES), {"seq": seq})
         self.driver.execute_query(STAGE_RUN, id=run_id, seq=seq, props=props, started=started, database_=self.database)
-        self._switch(run_id)
+        self._switch(run_id, changes.updated, params)
         try:
             self._settle(seq)
             self.mark(marked)
@@ -175,8 +189,11 @@ class ThemesWrite:
         drain(self.driver, self.database, CLEAR_NODES, size)
         drain(self.driver, self.database, UNMARK, size, {"current": current})
 
-    def _switch(self, run_id: str) -> None:
-        self.driver.execute_query(SWITCH, id=run_id, database_=self.database)
+    def _switch(self, run_id: str, updated: list[dict], params: dict) -> None:
+        """One transaction: the run becomes current, with the new scores and summaries of the themes
+        whose members stand (one row each, never a membership)."""
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(_switch, run_id, updated, params)
 
     def _settle(self, current: int) -> None:
         with self.driver.session(database=self.database) as session:
@@ -189,6 +206,11 @@ class ThemesWrite:
         """The last run stands for this link version: no document-level edge changed."""
         self.mark(marked)
         self.driver.execute_query(CONFIRM_RUN, id=run_id, version=version, database_=self.database)
+
+
+def _switch(tx: ManagedTransaction, run_id: str, updated: list[dict], params: dict) -> None:
+    tx.run(UPDATE_PROPS, rows=updated, **params).consume()
+    tx.run(SWITCH, id=run_id).consume()
 
 
 def _settle(tx: ManagedTransaction, current: int) -> None:
