@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import Conflict, NotFound
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import SourceName
 from worker.graph.stamps import version as freshness_version
@@ -175,26 +175,29 @@ def bridge(driver: Driver, database: str, value: str | None, uri: str | None, co
     if value:
         found = run(VALUE, value=value) or [row for spelled in run(VALUE_ANY_CASE, value=value) for row in run(VALUE, value=spelled["value"])]
         if not found:
-            raise ShapeError(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
+            raise NotFound(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
         row = found[0]
-        return BridgeResult(
-            "value",
-            row["value"],
-            columns=[ValueColumn(**column) for column in row["columns"]],
-            mentions=[Mention(**mention) for mention in row["mentions"]],
-        )
+        columns = [ValueColumn(**found_in) for found_in in row["columns"] if not column or _names(found_in["column"], column)]
+        if column and not columns:
+            raise NotFound(f"{row['value']!r} does not occur in a column named {column!r}")
+        if uri and not run(NODE_EXISTS, uri=uri)[0]["found"]:
+            raise NotFound(f"no library, folder, document or section at {uri}")
+        mentions = [Mention(**mention) for mention in row["mentions"] if not uri or _under(mention["uri"], uri)]
+        return BridgeResult("value", row["value"], columns=columns, mentions=mentions)
     if uri:
         values = [
-            MentionedValue(row["value"], row["count"], row["places"], [ValueColumn(**column) for column in row["columns"]])
+            MentionedValue(row["value"], row["count"], row["places"], [ValueColumn(**found_in) for found_in in row["columns"]])
             for row in run(VALUES_UNDER, uri=uri.rstrip("/"))
         ]
         if not values and not run(NODE_EXISTS, uri=uri)[0]["found"]:
-            raise ShapeError(f"no library, folder, document or section at {uri}")
+            raise NotFound(f"no library, folder, document or section at {uri}")
+        if column:
+            values = [value for value in values if any(_names(found_in.column, column) for found_in in value.columns)]
         return BridgeResult("uri", uri, values=values)
     assert column is not None
     ids = [row["id"] for row in run(FIND_COLUMN, column=column)]
     if len(ids) != 1:
-        raise ShapeError(f"no column {column}" if not ids else f"{column} is ambiguous: {', '.join(ids)}")
+        raise NotFound(f"no column {column}") if not ids else Conflict(f"{column} is ambiguous: {', '.join(ids)}")
     domain = [row["column"] for row in run(DOMAIN, column=ids[0])]
     return BridgeResult(
         "column",
@@ -217,6 +220,16 @@ class BridgeShape:
     def __call__(self, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
         version = freshness_version(self.driver, self.database, *SOURCES)
         return self.answers.get(version, (value, uri, column), lambda: bridge(self.driver, self.database, value, uri, column))
+
+
+def _names(column_id: str, name: str) -> bool:
+    """Whether `name` is the column's id or a tail of it (service.work_orders.fault_code)."""
+    return column_id == name or column_id.endswith(f".{name}")
+
+
+def _under(node: str, uri: str) -> bool:
+    scope = uri.rstrip("/")
+    return node == scope or node.startswith((f"{scope}/", f"{scope}#"))
 
 
 def _n(count: int, noun: str) -> str:
@@ -254,17 +267,12 @@ class BridgeParams(Params):
         None, description="An identifier column (full id or tail: service.work_orders.fault_code): its values no document mentions, and the reverse"
     )
 
-    @model_validator(mode="after")
-    def _one_subject(self) -> BridgeParams:
-        if sum(1 for given in (self.value, self.uri, self.column) if given) > 1:
-            raise ValueError("give one of value, uri or column (none lists the bridged columns)")
-        return self
-
 
 SPEC = ShapeSpec(
     name="bridge",
     purpose="Documents ↔ warehouse values: what mentions a value and where it occurs, what a document names, and two-way coverage of a column.",
-    guide="Give one of value, uri or column; none lists the bridged columns. A column's gaps are ranked by rows in the field.",
+    guide="Ask about a value, a uri or a column; none lists the bridged columns. With a value, a uri scopes its mentions and a column "
+    "narrows where it occurs; with a uri, a column narrows its values. A column's gaps are ranked by rows in the field.",
     params=BridgeParams,
     output=BridgeResult,
     run=lambda shapes, p: shapes.bridge(p.value or None, p.uri or None, p.column or None),

@@ -9,12 +9,12 @@ text decides, so the negative is proved, not guessed from similarity.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from shapes.search import escape
-from shapes.spec import Params, ShapeSpec
+from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
 from worker.graph import document_text
 from worker.graph.document_text import NODE_TEXT
@@ -109,7 +109,9 @@ def render(result: CoverageResult) -> str:
 
 
 class CoverageParams(Params):
-    terms: list[str] = Field(description="Identifiers such as fault codes or part numbers", max_length=MAX_TERMS)
+    terms: list[Annotated[Words, StringConstraints(max_length=MAX_TERM)]] = Field(
+        description="Identifiers such as fault codes or part numbers", min_length=1, max_length=MAX_TERMS
+    )
     under: str | None = Field(None, description="Only count mentions at or below this URI")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from shapes.access.tabular import render_rows
-from shapes.spec import Params, ShapeSpec
+from shapes.spec import Params, ShapeSpec, Words
 
 MAX_QUERY = 5000
 
@@ -35,7 +35,7 @@ def render(result: CypherResult) -> str:
 
 
 class CypherParams(Params):
-    query: str = Field(description="One read-only Cypher query", max_length=MAX_QUERY)
+    query: Words = Field(description="One read-only Cypher query", max_length=MAX_QUERY)
     parameters: dict[str, Any] = Field({}, description="Query parameters ($name in the query), a JSON object")
 
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from shapes.access.versioned import Versioned
-from shapes.spec import Params, ShapeSpec
-from shapes.spec.exceptions import ShapeError
+from shapes.spec import Params, ShapeSpec, Words
+from shapes.spec.exceptions import Conflict, NotFound, ShapeError
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import version
 
@@ -103,9 +103,9 @@ class JoinPathShape:
             raise ShapeError("empty table name")
         found = [row["id"] for row in self.driver.execute_query(FIND_TABLE, name=name, database_=self.database).records]
         if not found:
-            raise ShapeError(f"no table named {name!r}; `lakegraph tables QUESTION` finds tables by meaning")
+            raise NotFound(f"no table named {name!r}; `lakegraph table-context QUESTION` finds tables by meaning")
         if len(found) > 1 and name not in found:
-            raise ShapeError(f"{name!r} is ambiguous: {', '.join(found)}; give more of its id")
+            raise Conflict(f"{name!r} is ambiguous: {', '.join(found)}; give more of its id")
         return name if name in found else found[0]
 
     def __call__(self, table_a: str, table_b: str, max_hops: int = 3, min_confidence: float = 0.0) -> JoinPath:
@@ -200,8 +200,8 @@ def render(path: JoinPath) -> str:
 
 
 class JoinPathParams(Params):
-    table_a: str = Field(description="A table id or its tail: 'service.work_orders' or 'work_orders'")
-    table_b: str = Field(description="The table to reach")
+    table_a: Words = Field(description="A table id or its tail: 'service.work_orders' or 'work_orders'")
+    table_b: Words = Field(description="The table to reach")
     max_hops: int = Field(3, ge=1, le=MAX_HOPS, description="Longest chain of joins to consider")
 
 

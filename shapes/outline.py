@@ -19,7 +19,7 @@ from pydantic import Field
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.budget import size
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import NotFound, ShapeError
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
 from worker.graph.stamps import version
 
@@ -121,7 +121,7 @@ def outline(driver: Driver, database: str, uri: str | None, depth: int, max_node
     )
     levels = [[{"parent": None, **row["node"]} for row in first.records]]
     if uri is not None and not levels[0]:
-        raise ShapeError(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
+        raise NotFound(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
     read = len(levels[0])
     shown_depth: int | None = None
     while len(levels) <= depth and levels[-1]:

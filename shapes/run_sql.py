@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from shapes.access.tabular import render_rows
-from shapes.spec import Params, ShapeSpec
+from shapes.spec import Params, ShapeSpec, Words
 
 MAX_SQL = 100_000
 
@@ -41,7 +41,7 @@ def render(result: SqlResult) -> str:
 
 
 class RunSqlParams(Params):
-    sql: str = Field(description="One read-only query (SELECT / WITH … SELECT) in the warehouse's dialect", max_length=MAX_SQL)
+    sql: Words = Field(description="One read-only query (SELECT / WITH … SELECT) in the warehouse's dialect", max_length=MAX_SQL)
 
 
 SPEC = ShapeSpec(
@@ -50,7 +50,7 @@ SPEC = ShapeSpec(
     guide="Find the tables with table_context and the joins with join_path first.",
     params=RunSqlParams,
     output=SqlResult,
-    run=lambda shapes, p: shapes.access.sql_runner(p.sql),
+    run=lambda shapes, p: shapes.sql_runner(p.sql),
     render=render,
     rows=("rows",),
     needs="warehouse",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.spec import Params, ShapeSpec
+from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
 from worker.graph import document_text
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
@@ -134,7 +134,7 @@ def render(result: SearchResult) -> str:
 
 
 class SearchParams(Params):
-    query: str = Field(description="Words to find; Lucene syntax is treated as plain text", max_length=MAX_QUERY)
+    query: Words = Field(description="Words to find; Lucene syntax is treated as plain text", max_length=MAX_QUERY)
     under: str | None = Field(None, description="Only hits at or below this URI (a library, folder or document)")
     k: int = Field(10, ge=1, le=MAX_K, description="Hits to return")
     expand: list[str] = Field([], description="Synonyms or related phrasings, OR-ed in: ['rough idle', 'shudder']")

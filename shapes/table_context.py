@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from shapes.search import escape
-from shapes.spec import Params, ShapeSpec
+from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
@@ -205,7 +205,7 @@ def render(result: TablesResult) -> str:
 
 
 class TableContextParams(Params):
-    question: str = Field(description="What data you need, in words: 'comeback ratio by model'", max_length=MAX_QUESTION)
+    question: Words = Field(description="What data you need, in words: 'comeback ratio by model'", max_length=MAX_QUESTION)
     k: int = Field(5, ge=1, le=MAX_K, description="Tables to return")
 
 

@@ -13,17 +13,19 @@ No LLM names themes: a theme is what it cites.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, WithJsonSchema
 
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import NotFound, ShapeError
 from worker.graph import theme_store
 from worker.graph.schema import Label, Rel
+from worker.graph.theme_store import THEME_ID_FORM
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,17 +107,17 @@ def themes(driver: Driver, database: str, level: int, theme: str | None, stored:
     total = driver.execute_query(DOCUMENT_COUNT, database_=database).records[0]["n"]
     if not runs:
         if theme is not None:
-            raise ShapeError("no themes run yet: `lakegraph themes --refresh`")
+            raise NotFound("no themes run yet: `lakegraph themes --refresh`")
         return ThemesResult(level, total, 0, total, None)
     run = dict(runs[0])
     at = run.pop("seq")
     if theme is not None:
         found = driver.execute_query(THEME, theme=theme, run=at, database_=database).records
         if not found:
-            raise ShapeError(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
+            raise NotFound(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
         level = found[0]["level"]
     if level >= (run["levels"] or 1):
-        raise ShapeError(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
+        raise NotFound(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
     rows = stored({**run, "seq": at}, level)
     views = [ThemeView(**row, share=round(row["size"] / total, 4) if total else 0.0, cohesion=cohesion(row["conductance"])) for row in rows]
     grouped = sum(view.size for view in views)
@@ -165,11 +167,35 @@ class ThemeChangesResult:
 
 
 def theme_changes(driver: Driver, database: str, since: str) -> ThemeChangesResult:
-    try:
-        datetime.fromisoformat(since)
-    except ValueError:
-        raise ShapeError(f"since must be an ISO date or time (2026-11-30, 2026-11-30T09:00:00Z), got {since!r}") from None
     return ThemeChangesResult(since, _runs(driver.execute_query(RUNS_SINCE, since=since, database_=database).records))
+
+
+# RFC 3339's full date, or date-time: what the schema promises (formats date and date-time).
+MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt]\d{2}:\d{2}:\d{2}(?:\.(\d+))?(?:[Zz]|[+-]\d{2}:\d{2}))?")
+FRACTION_DIGITS = 6  # what Python's and Cypher's parsers both read
+
+
+def moment(text: str) -> str:
+    """An RFC 3339 date or date-time, checked and written as Cypher's datetime() reads it."""
+    found = MOMENT.fullmatch(text)
+    if found is None:
+        raise ValueError("should be a date (2026-11-30) or a date-time (2026-11-30T09:00:00Z)")
+    fraction = found.group(1)
+    written = text.upper() if fraction is None else text.upper().replace(f".{fraction}", f".{fraction[:FRACTION_DIGITS]}", 1)
+    try:
+        datetime.fromisoformat(written)
+    except ValueError:
+        raise ValueError(f"{text!r} is no such day or time") from None
+    return written
+
+
+Moment = Annotated[
+    str,
+    AfterValidator(moment),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}], "description": "An RFC 3339 date or date-time"}
+    ),
+]
 
 
 def latest_changes(driver: Driver, database: str, count: int) -> list[dict]:
@@ -224,11 +250,11 @@ def render_changes(result: ThemeChangesResult) -> str:
 
 class ThemesParams(Params):
     level: int = Field(0, ge=0, le=MAX_LEVEL, description="Zoom: 0 is the coarsest level, higher is finer")
-    theme: str | None = Field(None, description="One theme's id: its summary and its members (its level is the theme's own)")
+    theme: str | None = Field(None, pattern=THEME_ID_FORM, description="One theme's id: its summary and its members (its level is the theme's own)")
 
 
 class ThemeChangesParams(Params):
-    since: str = Field("1970-01-01", description="ISO date or time: runs from then on")
+    since: Moment = Field("1970-01-01", description="An RFC 3339 date or date-time: runs from then on")
 
 
 SPEC = ShapeSpec(

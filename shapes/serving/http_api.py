@@ -1,8 +1,11 @@
 """The HTTP JSON API, an endpoint per shape spec, with an OpenAPI document, /healthz and /metrics.
 
 Every route but /healthz and /openapi.json needs `Authorization: Bearer <token>`. Shapes answer
-JSON by default and text with `format=text`; a shape's refusal is a 400 with `{"error": ...}`,
-an unreachable engine a 503, never a stack trace.
+JSON by default and text with `format=text`; a refusal is `{"error": ...}` with its kind's status
+(400 bad input, 404 unknown URI, table, theme, value or cursor, 409 a cursor whose answer changed or
+an ambiguous name, 413 an oversized body), a method a path does not serve a 405 with `Allow`, an
+unreachable engine a 503, never a stack trace. The OpenAPI document lists each of them per
+operation, with the error's body.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from shapes.freshness import Freshness
 from shapes.serving.metrics import REGISTRY
 from shapes.serving.service import Shapes
 from shapes.spec import ShapeSpec, value_kind
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import ShapeError, TooLarge
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
 
@@ -54,7 +57,7 @@ def _query_params(spec: ShapeSpec, request: Request) -> dict[str, Any]:
 async def _body_params(request: Request) -> dict[str, Any]:
     body = await request.body()
     if len(body) > MAX_BODY:
-        raise ShapeError(f"request body over {MAX_BODY} bytes")
+        raise TooLarge(f"request body over {MAX_BODY} bytes")
     try:
         raw = json.loads(body or b"{}")
     except ValueError:
@@ -73,7 +76,7 @@ def _handler(shapes: Shapes, spec: ShapeSpec) -> Callable[[Request], Awaitable[R
                 raise ShapeError("format must be json or text")
             answer = await anyio.to_thread.run_sync(lambda: shapes.ask(spec.name, **raw))
         except ShapeError as refused:
-            return JSONResponse({"error": str(refused)}, status_code=400)
+            return JSONResponse({"error": str(refused)}, status_code=refused.status)
         except LakegraphError as failed:
             return JSONResponse({"error": f"unavailable: {failed}"}, status_code=503)
         if output == "text":
@@ -109,9 +112,9 @@ def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
                 "description": "The shape's answer (JSON, or text with format=text), with its freshness",
                 "content": {"application/json": {"schema": answer}, "text/plain": {"schema": {"type": "string"}}},
             },
-            "400": {"description": 'Refused or bad input: {"error": "..."}'},
-            "401": {"description": "Missing or wrong bearer token"},
-            "503": {"description": "An engine is unreachable"},
+            **REFUSALS,
+            **({"413": _error("The request body is over 1,000,000 bytes")} if spec.method == "POST" else {}),
+            **AUTHORIZED,
         },
     }
     if spec.method == "GET":
@@ -136,22 +139,65 @@ def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
     return operation
 
 
+def _error(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A response whose body is `{"error": "..."}`."""
+    response: dict[str, Any] = {"description": description, "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}}}
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}, "additionalProperties": False}
+# What every operation can answer besides its 200, and what a method it does not serve gets.
+REFUSALS = {
+    "400": _error("Refused: the input does not fit the shape (a bound, a query that does not parse, a write)"),
+    "404": _error("What the call names is not there: an unknown URI, table, theme, value or column, or a cursor no call of this shape gave"),
+    "409": _error("The graph changed under the call: a cursor whose answer changed since it was given, or a name several things have"),
+}
+AUTHORIZED = {
+    "401": _error("Missing or wrong bearer token", {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer"}}),
+    "405": _error("The path does not serve this method", {"Allow": {"schema": {"type": "string"}, "description": "The methods it serves"}}),
+    "503": _error("An engine (Neo4j, the warehouse) is unreachable"),
+}
+
+
 def openapi() -> dict:
-    schemas: dict[str, Any] = {}
+    schemas: dict[str, Any] = {"Error": ERROR}
     paths: dict[str, dict] = {spec.path: {spec.method.lower(): _operation(spec, schemas)} for spec in SPECS.values()}
     paths["/healthz"] = {
-        "get": {"summary": "Liveness and the graph's reachability", "responses": {"200": {"description": "ok"}, "503": {"description": "graph down"}}}
+        "get": {
+            "summary": "Liveness and the graph's reachability",
+            "responses": {
+                "200": {"description": "ok", "content": {"application/json": {"schema": HEALTH}}},
+                "405": AUTHORIZED["405"],
+                "503": {"description": "the graph is down", "content": {"application/json": {"schema": HEALTH}}},
+            },
+        }
     }
     paths["/metrics"] = {
-        "get": {"summary": "Prometheus metrics", "security": [{"bearer": []}], "responses": {"200": {"description": "text exposition format"}}}
+        "get": {
+            "summary": "Prometheus metrics",
+            "security": [{"bearer": []}],
+            "responses": {"200": {"description": "text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}}, **AUTHORIZED},
+        }
     }
-    paths["/v1/tools"] = {"get": {"summary": "The shapes that can answer now", "security": [{"bearer": []}], "responses": {"200": {"description": "names"}}}}
+    paths["/v1/tools"] = {
+        "get": {
+            "summary": "The shapes that can answer now",
+            "security": [{"bearer": []}],
+            "responses": {"200": {"description": "their names", "content": {"application/json": {"schema": TOOLS}}}, **AUTHORIZED},
+        }
+    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "lakegraph", "version": "1", "description": "Shapes of a live lakehouse context graph."},
         "components": {"schemas": schemas, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "paths": paths,
     }
+
+
+HEALTH = {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok", "unavailable"]}, "neo4j": {"type": "string"}}}
+TOOLS = {"type": "object", "required": ["available"], "properties": {"available": {"type": "array", "items": {"type": "string"}}}}
 
 
 def routes(shapes: Shapes) -> list[Route]:
@@ -175,8 +221,34 @@ def routes(shapes: Shapes) -> list[Route]:
     async def spec(request: Request) -> Response:
         return JSONResponse(openapi())
 
-    found = [Route(spec.path, _handler(shapes, spec), methods=[spec.method]) for spec in SPECS.values()]
-    return [*found, Route("/healthz", healthz), Route("/metrics", metrics), Route("/v1/tools", tools), Route("/openapi.json", spec)]
+    found = [serving(spec.path, _handler(shapes, spec), spec.method) for spec in SPECS.values()]
+    return [
+        *found,
+        *(serving(path, endpoint) for path, endpoint in (("/healthz", healthz), ("/metrics", metrics), ("/v1/tools", tools), ("/openapi.json", spec))),
+    ]
+
+
+class EveryMethod(Route):
+    """A route that matches its path whatever the method (Starlette makes a function's route
+    GET-only), its endpoint answering the methods it does not serve."""
+
+    def __init__(self, path: str, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
+        super().__init__(path, endpoint)
+        self.methods = None
+
+
+def serving(path: str, endpoint: Callable[[Request], Awaitable[Response]], method: str = "GET") -> Route:
+    """A route that takes every method, so that one it does not serve is a 405 naming those it
+    does (`Allow`), not a 404 from whatever is mounted below it (the MCP app at /)."""
+    allowed = (method, "HEAD") if method == "GET" else (method,)
+
+    async def handle(request: Request) -> Response:
+        if request.method not in allowed:
+            error = {"error": f"{request.method} is not served at {path}: {', '.join(allowed)}"}
+            return JSONResponse(error, status_code=405, headers={"Allow": ", ".join(allowed)})
+        return await endpoint(request)
+
+    return EveryMethod(path, handle)
 
 
 class BearerToken:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import BY_STATUS
 from worker.exceptions import LakegraphError
 from worker.runtime.processes import PidRecord
 
@@ -112,9 +112,9 @@ def ask(server: PidRecord, token: str, spec: ShapeSpec, raw: dict[str, Any], as_
         connection.close()
     if response.status == 200:
         return text
-    if response.status in (400, 503):
+    if response.status in BY_STATUS or response.status == 503:
         error = _error(text)
-        raise ShapeError(error) if response.status == 400 else LakegraphError(error)
+        raise BY_STATUS[response.status](error) if response.status in BY_STATUS else LakegraphError(error)
     raise ServerGone(f"HTTP {response.status}")
 
 

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from shapes.spec.exceptions import ShapeError
+from worker.graph.theme_store import THEME_ID_FORM
 
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
@@ -26,9 +27,22 @@ if TYPE_CHECKING:
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse", "values"]
 MIN_TOKENS, MAX_TOKENS = 200, 1_000_000
+# Forms a text parameter must have, each with what a refusal says (the OpenAPI and MCP schemas carry
+# the patterns, and the model refuses what they refuse, in these words).
+WORDS = r"\S"  # at least one character that is not a space
+CURSOR_FORM = r"^[A-Za-z0-9_-]+$"  # base64url, as every page's next_cursor is written
+PATTERN_WORDS = {
+    WORDS: "should hold more than spaces",
+    CURSOR_FORM: "should be a next_cursor as a page gave it",
+    THEME_ID_FORM: "should be a theme id such as T12",
+}
+Words = Annotated[str, StringConstraints(pattern=WORDS)]
 # What every shape takes besides its own parameters: the answer's budget and the cursor that continues it.
 PAGING: dict[str, Any] = {
-    "cursor": (str | None, Field(None, description="Continue an answer that was cut: the next_cursor of its page, with the same other parameters")),
+    "cursor": (
+        str | None,
+        Field(None, pattern=CURSOR_FORM, description="Continue an answer that was cut: the next_cursor of its page, with the same other parameters"),
+    ),
     "max_tokens": (
         int | None,
         Field(None, ge=MIN_TOKENS, le=MAX_TOKENS, description="The answer's size budget in tokens (4 characters each); default shapes.answer_tokens"),
@@ -87,6 +101,8 @@ class ShapeSpec:
             for error in invalid.errors():
                 where = ".".join(str(part) for part in error["loc"]) or "parameters"
                 message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
+                if error["type"] == "string_pattern_mismatch":
+                    message = PATTERN_WORDS.get(error.get("ctx", {}).get("pattern", ""), message)
                 problems.append(f"{where}: {message}")
             takes = ", ".join(self.fields()) or "no parameters"
             raise ShapeError(f"{self.name}: {'; '.join(problems)} ({self.name} takes {takes})") from None

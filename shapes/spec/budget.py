@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import Conflict, NotFound
 
 CHARS_PER_TOKEN = 4
 PAGE_RESERVE = 300  # characters the page record itself takes in an answer
@@ -124,7 +124,7 @@ def _state(cursor: str) -> dict[str, Any]:
         state = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         int(state["o"]), str(state["r"]), str(state["p"]), str(state.get("s", ""))
     except (ValueError, KeyError, TypeError):
-        raise ShapeError("not a cursor this shape gave: pass next_cursor from the page before, unchanged") from None
+        raise NotFound("not a cursor this shape gave: pass next_cursor from the page before, unchanged") from None
     return state
 
 
@@ -138,7 +138,7 @@ def decode_cursor(cursor: str, rows: Rows | list[tuple[str, Any]], params: dict[
     state = _state(cursor)
     offset, last, call = int(state["o"]), str(state["r"]), str(state["p"])
     if call != call_hash(params):
-        raise ShapeError("this cursor belongs to a call with other parameters: repeat that call's parameters with it")
+        raise NotFound("this cursor belongs to a call with other parameters: repeat that call's parameters with it")
     if offset == 0:
         return 0
     if offset <= len(rows) and _row_hash(rows[offset - 1]) == last:
@@ -146,7 +146,7 @@ def decode_cursor(cursor: str, rows: Rows | list[tuple[str, Any]], params: dict[
     for index in range(len(rows)):
         if _row_hash(rows[index]) == last:
             return index + 1
-    raise ShapeError("the answer changed since this cursor was given (its last row is gone): start again without a cursor")
+    raise Conflict("the answer changed since this cursor was given (its last row is gone): start again without a cursor")
 
 
 def fit(rows: Rows, start: int, room: int) -> int:

@@ -1,7 +1,7 @@
 """Document-graph benchmark (not a test): full load, edit-to-search latency, no-op and delete costs,
 and PDF against Markdown throughput on one library rendered both ways.
 
-    python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--burst 2000] [--formats-only | --real-only]
+    python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--burst 2000] [--formats-only | --real-only | --cold]
 
 Starts its own local Neo4j + GDS and embedded Redis in a temporary state folder, generates a
 corpus (about 10 sections and 5 cross-document links per document) and prints each figure with
@@ -14,7 +14,10 @@ a ratio against a baseline measured in the same run:
 - a burst of saves to distinct files, applied by two workers vs one;
 - with --real-only: the real PowerShell estate loaded once and as three libraries (about 9,000
   pages), and it and the rendered PDFs reloaded unchanged and with every file touched, vs their
-  first load.
+  first load;
+- with --cold: what a user's first load costs: a fresh Neo4j on the default settings (memory sized
+  for the configured libraries), the real estate as three libraries loaded into it, vs the same load
+  again on that server, warm (the graph wiped between).
 """
 
 from __future__ import annotations
@@ -108,6 +111,35 @@ def real_estate_costs(settings, driver, database: str, work: Path, rendered: int
             )
         )
     return results
+
+
+def cold_load(work: Path) -> None:
+    """The first load on a fresh runtime with the settings a user gets, then the same load warm."""
+    from tests.corpora import unpack_powershell_docs
+
+    root = unpack_powershell_docs(work / "corpora")
+    settings = load_settings(state_dir=str(work / "cold-state"), documents={"libraries": [{"name": f"ps{copy}", "root": str(root)} for copy in range(3)]})
+    began = time.monotonic()
+    neo4j = neo4j_server.start(settings)
+    print(f"  fresh Neo4j started in {time.monotonic() - began:.1f} s (heap {neo4j.heap}, page cache {neo4j.pagecache}, the default settings)")
+    try:
+        settings = settings.with_section("neo4j", uri=neo4j.uri, password=neo4j.password)
+        driver, where = connect(settings)
+        loads = {}
+        for label in ("cold", "warm"):
+            wipe(driver)
+            began = time.monotonic()
+            schema.apply(driver, where.database)
+            created = time.monotonic() - began
+            loads[label] = report = load(DocumentSync(settings, driver, where.database))
+            stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stage_seconds.items())
+            print(
+                f"  {label} load: {report.sections_per_second:,.0f} sections/s ({report.documents} pages, {report.sections} sections, "
+                f"{report.seconds:.1f} s: {stages}; schema {created:.1f} s before), {report.sections_per_second / loads['cold'].sections_per_second:.2f}x the cold load"
+            )
+        driver.close()
+    finally:
+        neo4j_server.stop(settings)
 
 
 def live_stack(settings, env: dict[str, str], concurrency: int) -> list[subprocess.Popen]:
@@ -213,9 +245,13 @@ def main() -> None:
     parser.add_argument("--rendered", type=int, default=300, help="documents in the library loaded as PDF and as Markdown")
     parser.add_argument("--formats-only", action="store_true", help="only the PDF against Markdown figure")
     parser.add_argument("--real-only", action="store_true", help="only the real estate's loads and the reloads of unchanged libraries")
+    parser.add_argument("--cold", action="store_true", help="only a first load on a fresh Neo4j with the default settings, against the same load warm")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lakegraph-bench-"))
+    if args.cold:
+        cold_load(work)
+        return
     root = work / "library"
     settings = load_settings(
         state_dir=str(work / "state"),

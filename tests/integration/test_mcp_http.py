@@ -226,8 +226,8 @@ def test_http_api_answers_refuses_and_counts(served: Served, driver: Driver) -> 
     assert "freshness" in got["search"]
     assert "ON vehicles.vin = work_orders.vin" in got["text"]
     assert got["coverage"]["missing"] == ["P9999"]
-    for name in ("cypher", "sql", "bad", "unknown", "traversal"):
-        assert got[name].status_code == 400 and set(got[name].json()) == {"error"}, (name, got[name].text)
+    for name, status in (("cypher", 400), ("sql", 400), ("bad", 400), ("unknown", 400), ("traversal", 404)):  # a path outside the graph is not found in it
+        assert got[name].status_code == status and set(got[name].json()) == {"error"}, (name, got[name].text)
     assert "refused" in got["cypher"].json()["error"] and "read-only" in got["sql"].json()["error"]
     assert set(got["openapi"]["paths"]) >= {"/v1/search", "/v1/table-context", "/v1/join-path", "/v1/links", "/v1/joins", "/v1/cypher", "/healthz", "/metrics"}
     assert 'lakegraph_shape_calls_total{outcome="refused",shape="cypher"}' in got["metrics"]

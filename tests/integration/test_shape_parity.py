@@ -17,18 +17,14 @@ import click
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from neo4j import Driver
 
 from shapes.spec import ShapeSpec
 from shapes.spec.registry import SPECS
 from tests import lakehouse
-from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env, cli_args, run_cli, stable
+from tests.helpers import LAKEGRAPH, cli_args, run_cli, stable
 from tests.integration.test_cli_via_server import LOCAL, served_calls
 from tests.integration.test_mcp_http import Served, _tool_text
 from worker.cli import cli
-from worker.runtime.processes import stop_pid
-from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(600)
 # One call per shape on the test lakehouse; a small max_tokens where the answer has rows to cut.
@@ -57,42 +53,9 @@ REFUSALS: dict[str, dict[str, Any]] = {
     "joins": {"min_confidence": 2},
     "themes": {"level": 10},
     "freshness": {"max_tokens": 5},
-    "bridge": {"value": "P0301", "column": "work_orders.fault_code"},
+    "bridge": {"value": "P0301", "cursor": "not one a page gave"},
 }
 REPORT_BY_EXIT_CODE = {("doctor",), ("neo4j", "status")}  # their exit code says an engine is off; their JSON says which
-
-
-@pytest.fixture(scope="module")
-def house(neo4j_service: Neo4jService, driver: Driver, tmp_path_factory: pytest.TempPathFactory) -> lakehouse.Lakehouse:
-    built = lakehouse.build(neo4j_service.settings, driver, tmp_path_factory.mktemp("lakehouse"))
-    ThemeRunner(built.settings, driver, "neo4j").run(force=True)
-    return built
-
-
-@pytest.fixture(scope="module")
-def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return clean_env(
-        **neo4j_service.env(),
-        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("parity-state")),
-        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
-        LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(house.settings.warehouse.glossary_path),
-        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
-        LAKEGRAPH_LOG_LEVEL="warning",
-        **LOCAL,  # the CLI's own answers; test_cli_mcp_and_http_give_the_same_answer also hands each call to the server
-    )
-
-
-@pytest.fixture(scope="module")
-def served(env: dict[str, str]) -> Iterator[Served]:
-    process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        first = process.stdout.readline() if process.stdout else ""
-        assert first.startswith("MCP"), first
-        token = (Path(env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
-        yield Served(process, first.split()[1].removesuffix("/mcp"), token)
-    finally:
-        stop_pid(process.pid, timeout=10)
-        process.wait(10)
 
 
 def over_http(served: Served, spec: ShapeSpec, params: dict[str, Any]) -> tuple[int, Any]:

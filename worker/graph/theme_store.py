@@ -26,6 +26,7 @@ from __future__ import annotations
 from worker.graph.schema import Label
 
 ID_PREFIX = "T"
+THEME_ID_FORM = rf"^{ID_PREFIX}[0-9]+$"
 
 
 def theme_id(number: int) -> str:

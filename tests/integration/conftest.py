@@ -1,0 +1,54 @@
+"""Fixtures of the integration tests that serve the tests' lakehouse: the lakehouse itself (a
+library, a DuckDB warehouse, a query log and a glossary, loaded, themes run), the environment a
+command or a server needs for it, and a `lakegraph serve --mcp http --http` on it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from neo4j import Driver
+
+from tests import lakehouse
+from tests.conftest import Neo4jService
+from tests.helpers import LAKEGRAPH, clean_env
+from tests.integration.test_cli_via_server import LOCAL
+from tests.integration.test_mcp_http import Served
+from worker.runtime.processes import stop_pid
+from worker.themes.runner import ThemeRunner
+
+
+@pytest.fixture(scope="module")
+def house(neo4j_service: Neo4jService, driver: Driver, tmp_path_factory: pytest.TempPathFactory) -> lakehouse.Lakehouse:
+    built = lakehouse.build(neo4j_service.settings, driver, tmp_path_factory.mktemp("lakehouse"))
+    ThemeRunner(built.settings, driver, "neo4j").run(force=True)
+    return built
+
+
+@pytest.fixture(scope="module")
+def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return clean_env(
+        **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("parity-state")),
+        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
+        LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(house.settings.warehouse.glossary_path),
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
+        LAKEGRAPH_LOG_LEVEL="warning",
+        **LOCAL,  # the CLI's own answers; test_cli_mcp_and_http_give_the_same_answer also hands each call to the server
+    )
+
+
+@pytest.fixture(scope="module")
+def served(env: dict[str, str]) -> Iterator[Served]:
+    process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("MCP"), first
+        token = (Path(env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
+        yield Served(process, first.split()[1].removesuffix("/mcp"), token)
+    finally:
+        stop_pid(process.pid, timeout=10)
+        process.wait(10)
