@@ -47,14 +47,7 @@ def size_text(count: int) -> str:
 def store_bytes(data_dir: Path) -> int:
     """What the databases hold on disk (the files the page cache maps; transaction logs included,
     a slight overestimate)."""
-    total = 0
-    for folder, _, files in os.walk(data_dir / "databases"):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(folder, name)).st_size
-            except OSError:
-                continue
-    return total
+    return source_bytes([data_dir / "databases"])
 
 
 def source_bytes(folders: list[Path]) -> int:
