@@ -1,14 +1,18 @@
-"""One technical library rendered twice: as Markdown, and as PDF the way publishers render it.
+"""One technical library rendered several ways: as Markdown, as PDF the way publishers render it,
+and as Word documents.
 
 The PDFs follow the conventions of a real rendered library: a title in large type under a
 running header (the publisher's name), a metadata block (`Document: TSB-20-501`), numbered
 headings (`2.1 Coil identification`) with no bookmarks, `doc://ID#anchor`, `doc://ID#heading/path`
 (the section's path, as its URI spells it) and relative link annotations that wrap across lines, and a running footer with page numbers; `/Title` is
-reportlab's "untitled". The bookmarked variant adds an outline and a meaningful `/Title`.
+reportlab's "untitled". The bookmarked variant adds an outline and a meaningful `/Title`. The
+Word documents have a "Title" paragraph and core properties (title, and dc:identifier for
+bulletins), numbered "heading N" paragraphs each inside a bookmark, and hyperlinks: external
+relationships with `w:anchor` bookmarks for paths, URLs and `doc://` links as targets.
 Bulletins declare their ids in the text; manuals have none and are found by file name
 (`doc://man-falcon-engine` ↔ `MAN-FALCON-ENGINE.pdf`).
 
-    python -m tests.rendered_library OUT --format pdf|pdf-outline|markdown [--documents N]
+    python -m tests.rendered_library OUT --format pdf|pdf-outline|markdown|docx [--documents N]
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ from typing import Literal
 
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import getSampleStyleSheet
-from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer
+from reportlab.platypus import Paragraph as PdfParagraph
+from reportlab.platypus import SimpleDocTemplate, Spacer
 
-Format = Literal["markdown", "pdf", "pdf-outline"]
-FORMATS: tuple[Format, ...] = ("markdown", "pdf", "pdf-outline")
+from worker.demo.docx import Paragraph, Run, make_docx
+
+Format = Literal["markdown", "pdf", "pdf-outline", "docx"]
+FORMATS: tuple[Format, ...] = ("markdown", "pdf", "pdf-outline", "docx")
+EXTENSIONS: dict[Format, str] = {"markdown": ".md", "pdf": ".pdf", "pdf-outline": ".pdf", "docx": ".docx"}
 PUBLISHER = "ACME MOTORS TECHNICAL PUBLICATIONS"
 SYSTEMS = ("ignition", "fuel", "cooling", "brakes", "charging", "transmission", "steering", "lighting")
 TOPICS = ("identification", "inspection", "removal", "installation", "testing", "specifications", "diagnosis")
@@ -134,8 +142,7 @@ def _href(link: Link, fmt: Format, here: str) -> str:
         return rest
     relpath, _, anchor = rest.partition("#")
     depth = here.count("/")
-    extension = ".md" if fmt == "markdown" else ".pdf"
-    return f"{'../' * depth}{relpath}{extension}#{anchor}"
+    return f"{'../' * depth}{relpath}{EXTENSIONS[fmt]}#{anchor}"
 
 
 def markdown(doc: Document) -> str:
@@ -172,10 +179,10 @@ def pdf(doc: Document, outline: bool) -> bytes:
                 self.canv.addOutlineEntry(text, key, level=level - 1, closed=False)
 
     template = Template(buffer, pagesize=A4, title=doc.title if outline else None)
-    story = [Paragraph(doc.title, styles["Title"]), Spacer(1, 6)]
-    story += [Paragraph(line, styles["Normal"]) for line in ([f"Document: {doc.doc_id}"] if doc.doc_id else []) + ["Revision: 2"]]
+    story = [PdfParagraph(doc.title, styles["Title"]), Spacer(1, 6)]
+    story += [PdfParagraph(line, styles["Normal"]) for line in ([f"Document: {doc.doc_id}"] if doc.doc_id else []) + ["Revision: 2"]]
     for position, section in enumerate(doc.sections):
-        heading = Paragraph(f"{section.number} {section.name}", heading_styles[min(section.level, 3)])
+        heading = PdfParagraph(f"{section.number} {section.name}", heading_styles[min(section.level, 3)])
         if outline:
             heading.outline_entry = (f"s{position}", f"{section.number} {section.name}", section.level)
         story.append(heading)
@@ -184,9 +191,19 @@ def pdf(doc: Document, outline: bool) -> bytes:
                 _escape(part) if isinstance(part, str) else f'<a href="{_escape(_href(part, fmt, doc.relpath))}" color="blue">{_escape(part.text)}</a>'
                 for part in paragraph
             )
-            story.append(Paragraph(text, styles["Normal"]))
+            story.append(PdfParagraph(text, styles["Normal"]))
     template.build(story, onFirstPage=furniture, onLaterPages=furniture)
     return buffer.getvalue()
+
+
+def docx(doc: Document) -> bytes:
+    paragraphs = [Paragraph([Run(doc.title)], title=True)]
+    paragraphs += [Paragraph([Run(line)]) for line in ([f"Document: {doc.doc_id}"] if doc.doc_id else []) + ["Revision: 2"]]
+    for position, section in enumerate(doc.sections):
+        paragraphs.append(Paragraph([Run(f"{section.number} {section.name}")], heading=section.level, bookmark=f"_Toc{position + 1000}"))
+        for paragraph in section.paragraphs:
+            paragraphs.append(Paragraph([Run(part) if isinstance(part, str) else Run(part.text, _href(part, "docx", doc.relpath)) for part in paragraph]))
+    return make_docx(paragraphs, title=doc.title, identifier=doc.doc_id)
 
 
 def _escape(text: str) -> str:
@@ -197,10 +214,12 @@ def write(root: Path, fmt: Format, documents: int = 12, seed: int = 7) -> list[P
     """Render the library into `root` in one format; returns the files written."""
     written = []
     for doc in build(documents, seed):
-        path = root / f"{doc.relpath}{'.md' if fmt == 'markdown' else '.pdf'}"
+        path = root / f"{doc.relpath}{EXTENSIONS[fmt]}"
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "markdown":
             path.write_text(markdown(doc))
+        elif fmt == "docx":
+            path.write_bytes(docx(doc))
         else:
             path.write_bytes(pdf(doc, outline=fmt == "pdf-outline"))
         written.append(path)

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from worker import settings_sources as sources
+from worker.documents.formats import FORMATS
 from worker.exceptions import LakegraphError
 
 # Every default, shipped inside the package (a wheel has no config/ folder); config/lakegraph.toml is
@@ -130,6 +131,8 @@ class DocumentsSettings(Section):
     libraries: list[LibrarySettings]
     extensions: list[str]
     max_file_bytes: int = Field(gt=0)
+    unpacked_bytes: int = Field(gt=0)
+    unpack_ratio: float = Field(gt=1)
     parse_seconds: float = Field(gt=0)
     coalesce_ms: int = Field(ge=0)
     id_schemes: list[str]
@@ -160,7 +163,7 @@ class DocumentsSettings(Section):
     @field_validator("extensions")
     @classmethod
     def _supported(cls, value: list[str]) -> list[str]:
-        supported = {".md", ".markdown", ".html", ".htm", ".pdf"}
+        supported = set(FORMATS)
         unknown = sorted(set(value) - supported)
         if unknown:
             raise ValueError(f"unsupported {unknown}; allowed: {', '.join(sorted(supported))}")

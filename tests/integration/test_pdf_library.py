@@ -1,5 +1,5 @@
-"""The same library as Markdown, as rendered PDFs and as bookmarked PDFs loads into one graph: the
-same documents, section URIs, names, reading order and links."""
+"""The same library as Markdown, as rendered PDFs, as bookmarked PDFs and as Word documents loads
+into one graph: the same documents, section URIs, names, reading order and links."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def loaded(service: Neo4jService, driver: Driver, root: Path) -> Loaded:
     )
 
 
-def test_markdown_pdf_and_bookmarked_pdf_give_one_graph(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_markdown_pdf_bookmarked_pdf_and_docx_give_one_graph(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
     graphs: dict[Format, Loaded] = {}
     for fmt in FORMATS:
         write(tmp_path / fmt, fmt, documents=15)
@@ -70,7 +70,7 @@ def test_markdown_pdf_and_bookmarked_pdf_give_one_graph(neo4j_service: Neo4jServ
         fragments = graphs[fmt].fragments
         assert len(fragments) == len(markdown.links) and all(to_section for _, to_section in fragments), fmt
         assert sum("/" in href.partition("#")[2] for href, _ in fragments) >= 15 * 2, fmt
-    for fmt in ("pdf", "pdf-outline"):
+    for fmt in ("pdf", "pdf-outline", "docx"):
         assert graphs[fmt].documents == markdown.documents, fmt
         assert graphs[fmt].sections == markdown.sections, fmt
         assert graphs[fmt].links == markdown.links, fmt

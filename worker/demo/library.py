@@ -1,6 +1,6 @@
 """The demo's technical library: manuals per model and system, procedures, parts pages, service
-bulletins and recall notices, cross-linked the way real manuals are, as Markdown with some HTML
-and a PDF. Fault codes and part numbers appear in the text; the undocumented codes never do."""
+bulletins and recall notices, cross-linked the way real manuals are, as Markdown with some HTML,
+a PDF and a Word document. Fault codes and part numbers appear in the text; the undocumented codes never do."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import random
 import re
 from pathlib import Path
 
+from worker.demo.docx import Paragraph, Run, make_docx
 from worker.demo.domain import (
     FAULT_CODES,
     MODELS,
@@ -178,6 +179,23 @@ def as_pdf(markdown: str) -> bytes:
     return make_pdf([lines], links=links)
 
 
+def as_docx(markdown: str) -> bytes:
+    """A notice as the Word document a recall coordinator writes: "heading N" paragraphs and hyperlinks."""
+    paragraphs = []
+    for line in markdown.splitlines():
+        level = len(line) - len(line.lstrip("#"))
+        text = line[level:].strip() if level else line
+        if not text.strip():
+            continue
+        runs, at = [], 0
+        for match in MARKDOWN_LINK.finditer(text):
+            runs += [Run(text[at : match.start()]), Run(match.group(1), match.group(2))]
+            at = match.end()
+        runs.append(Run(text[at:]))
+        paragraphs.append(Paragraph([run for run in runs if run.text], heading=level))
+    return make_docx(paragraphs, title=markdown.splitlines()[0].lstrip("# "))
+
+
 def write_library(root: Path, seed: int) -> list[str]:
     """Write every document; returns their relative paths."""
     rng = random.Random(seed)
@@ -194,6 +212,8 @@ def write_library(root: Path, seed: int) -> list[str]:
     for path, text in recalls().items():
         if "brakes" in path:  # one recall as the PDF the manufacturer issued
             docs[path.replace(".md", ".pdf")] = as_pdf(text)
+        elif "-abs" in path:  # and one as the Word document its coordinator wrote
+            docs[path.replace(".md", ".docx")] = as_docx(text)
         else:
             docs[path] = text
     for relpath, content in docs.items():

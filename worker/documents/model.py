@@ -1,4 +1,4 @@
-"""What every parser returns: one model for Markdown, HTML and PDF.
+"""What every parser returns: one model for every format (Markdown, HTML, PDF, Office, AsciiDoc).
 
 A parser reports headings in reading order with the text, links and explicit anchors that sit
 directly under each; `outline.build` turns that into sections with slugs and heading paths.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-LinkKind = Literal["inline", "reference", "autolink", "html", "pdf"]
+LinkKind = Literal["inline", "reference", "autolink", "html", "pdf", "docx", "pptx", "odt", "asciidoc"]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from worker.settings import DEFAULTS_FILE, DocumentsSettings
 @dataclass(frozen=True)
 class DocumentRules:
     max_bytes: int
+    unpacked_bytes: int  # an Office file's XML parts, decompressed, in all
+    unpack_ratio: float  # decompressed over compressed size, per part
     parse_seconds: float  # a file's parse stops past this (time_limit)
     id_schemes: tuple[str, ...]
     id_fields: tuple[str, ...]  # front-matter keys / meta tag names that declare a document's id
@@ -23,6 +25,8 @@ class DocumentRules:
     def of(cls, documents: DocumentsSettings) -> DocumentRules:
         return cls(
             max_bytes=documents.max_file_bytes,
+            unpacked_bytes=documents.unpacked_bytes,
+            unpack_ratio=documents.unpack_ratio,
             parse_seconds=documents.parse_seconds,
             id_schemes=tuple(documents.id_schemes),
             id_fields=tuple(documents.id_fields),
@@ -39,7 +43,9 @@ class DocumentRules:
     def refusal(self, stamp: str) -> str:
         """What a refused file is remembered by: its stamp and the limits that refused it, so it
         is read again when either changes."""
-        return f"{stamp} max_bytes={self.max_bytes} parse_seconds={self.parse_seconds:g}"
+        return (
+            f"{stamp} max_bytes={self.max_bytes} parse_seconds={self.parse_seconds:g} unpacked_bytes={self.unpacked_bytes} unpack_ratio={self.unpack_ratio:g}"
+        )
 
     @cached_property
     def patterns(self) -> tuple[re.Pattern[str], ...]:

@@ -12,15 +12,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from worker.documents import uris
+from worker.documents.formats import FORMATS, TEXT_FORMATS
 from worker.documents.library import Library, Skipped
 from worker.documents.model import ParsedFile, RawLink
 from worker.documents.outline import SectionNode, sections
-from worker.documents.parsers import html, markdown, pdf
+from worker.documents.parsers import asciidoc, html, markdown, pdf
 from worker.documents.rules import DocumentRules
 from worker.documents.time_limit import ParseTimeout, time_limit
 
 BINARY_PROBE = 8192
-FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html", ".pdf": "pdf"}
+TEXT_PARSERS = {"markdown": markdown.parse, "html": html.parse, "asciidoc": asciidoc.parse}
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,13 @@ def _parse(fmt: str, data: bytes, rules: DocumentRules) -> tuple[ParsedFile, lis
             parsed = pdf.parse(data, rules.patterns)
         except pdf.PdfError as err:
             raise Skipped(str(err)) from None
+    elif fmt not in TEXT_FORMATS:
+        from worker.documents.parsers import office  # lxml and the Office readers: only when such a file is read
+
+        try:
+            parsed = office.parse(fmt, data, rules)
+        except office.OfficeRefused as err:
+            raise Skipped(str(err)) from None
     else:
         if b"\x00" in data[:BINARY_PROBE]:
             raise Skipped("binary content in a text format")
@@ -86,7 +94,7 @@ def _parse(fmt: str, data: bytes, rules: DocumentRules) -> tuple[ParsedFile, lis
         except UnicodeDecodeError as err:
             text = data.decode("utf-8", errors="replace")
             problems.append(f"not valid UTF-8 (byte {err.start}); decoded with replacement characters")
-        parsed = markdown.parse(text) if fmt == "markdown" else html.parse(text)
+        parsed = TEXT_PARSERS[fmt](text)
     problems.extend(parsed.problems)
     return parsed, problems
 
@@ -114,7 +122,7 @@ def _record(
     title = parsed.front_matter.get("title")
     display = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
     display = display or (outline[0].title if outline and outline[0].title else None) or stem
-    doc_id = _declared_id(parsed.front_matter, ("id",) if fmt == "pdf" else id_fields)
+    doc_id = _declared_id(parsed.front_matter, id_fields if fmt in TEXT_FORMATS else ("id",))  # binary formats declare theirs as "id"
     uri = uris.document_uri(library, relpath)
     return DocumentRecord(
         library=library,

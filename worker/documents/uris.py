@@ -13,9 +13,10 @@ import re
 import unicodedata
 from pathlib import PurePosixPath
 
+from worker.documents.formats import FORMATS
 from worker.documents.slugs import name_slug
 
-KNOWN_EXTENSIONS = (".md", ".markdown", ".html", ".htm", ".pdf")
+KNOWN_EXTENSIONS = tuple(FORMATS)
 
 
 def strip_extension(path: str) -> str:

@@ -13,26 +13,14 @@ from collections.abc import Sequence
 
 from pypdf import PdfReader
 
+from worker.documents.parsers import titles
 from worker.documents.parsers.pdf.destinations import READ_ERRORS
 from worker.documents.parsers.pdf.lines import Line
+from worker.documents.parsers.titles import clean, looks_like_id
 
-_PLACEHOLDER = re.compile(r"^(?:untitled(?:\s+document)?|document\d*|title|none|null|unknown|\(?anonymous\)?|contents)$", re.I)
-_OFFICE_PREFIX = re.compile(r"^microsoft (?:word|powerpoint|excel) - ", re.I)
-_OFFICE_SUFFIX = re.compile(r"\.(?:docx?|pptx?|xlsx?|odt|rtf)$", re.I)
-_ID_SHAPE = re.compile(r"^(?=\S*\d)(?=\S*[A-Z])[A-Z0-9][A-Z0-9_.\-/]{2,63}$")  # TSB-20-501, not "report-2"
 _CONTENTS = re.compile(r"^(?:table of )?contents$|^inhalt(?:sverzeichnis)?$", re.I)
 TITLE_LINES = 3  # a title set in large type may wrap onto this many lines
 MAX_TITLE_CHARS = 200
-
-
-def clean(raw: object) -> str:
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw or "")
-    text = _OFFICE_SUFFIX.sub("", _OFFICE_PREFIX.sub("", " ".join(text.replace("\x00", " ").split())))
-    return text if any(char.isalnum() for char in text) and not _PLACEHOLDER.match(text) else ""
-
-
-def looks_like_id(text: str) -> bool:
-    return bool(_ID_SHAPE.match(text))
 
 
 def declared(reader: PdfReader) -> tuple[str, str, str]:
@@ -57,12 +45,7 @@ def declared(reader: PdfReader) -> tuple[str, str, str]:
 
 
 def id_in_text(lines: Sequence[Line], patterns: Sequence[re.Pattern[str]]) -> str:
-    for line in lines:
-        for pattern in patterns:
-            match = pattern.search(line.text)
-            if match:
-                return match.group(1).strip()
-    return ""
+    return titles.id_in_text((line.text for line in lines), patterns)
 
 
 def title_in_text(lines: Sequence[Line], skip: set[int]) -> str:

@@ -1,0 +1,123 @@
+"""AsciiDoc structure, as Asciidoctor reads it: the header's `= Title` and attribute entries
+(`:id: TSB-21-114`) are the front matter; `==` to `======` (or Markdown-style `##`) headings
+are sections of level 1 to 5; `[[id]]`, `[#id]` and `anchor:id[]` are anchors of the section
+that holds them, and every heading also answers to Asciidoctor's own id (`_cause_and_fix`).
+Links: `<<id,text>>`, `<<file.adoc#id,text>>`, `xref:file.adoc#id[text]`, `link:path[text]`
+and URLs. Delimited blocks (listings, literals, passthroughs) are text without structure;
+comments are not text; `include::` is not followed (noted)."""
+
+from __future__ import annotations
+
+import re
+
+from worker.documents.model import ParsedFile
+from worker.documents.parsers.office.blocks import BlockWriter
+
+_TITLE = re.compile(r"^=\s+(\S.*?)\s*$")
+_HEADING = re.compile(r"^(={1,6}|#{1,6})\s+(\S.*?)(?:\s+\1)?\s*$")
+_ATTRIBUTE = re.compile(r"^:(!?[\w\-]+!?):\s*(.*?)\s*$")
+_BLOCK_ANCHOR = re.compile(r"^\[(?:\[([^\[\],]+)(?:,[^\]]*)?\]|#([^\].,%\s]+)[^\]]*|[^\]]*\bid=([^\],\s]+)[^\]]*)\]\s*$")
+_INLINE_ANCHOR = re.compile(r"\[\[([^\[\],\s]+)(?:,[^\]]*)?\]\]|anchor:([^\[\s]+)\[[^\]]*\]")
+_XREF = re.compile(r"<<([^,>]+?)(?:,\s*([^>]*))?>>|xref:([^\[\s]+)\[([^\]]*)\]")
+_LINK = re.compile(r"link:([^\[\s]+)\[([^\]]*)\]|((?:[a-zA-Z][\w+.\-]*://|mailto:)[^\s\[<>]+)(?:\[([^\]]*)\])?")
+_BLOCK_ATTRIBUTES = re.compile(r"^\[[^\[\]]*\]$")  # [source,sql], [NOTE]: how the next block renders
+_DELIMITER = re.compile(r"^(-{4,}|\.{4,}|\+{4,}|/{4,}|_{4,}|\*{4,}|={4,}|\|===+|`{3,}.*)$")
+VERBATIM = ("-", ".", "+", "`")  # listing, literal, passthrough, fenced: no structure inside
+_ID_CHARS = re.compile(r"[^\w]+")
+
+
+def auto_id(title: str) -> str:
+    """Asciidoctor's generated section id: `_` + the title lower-cased, non-word runs as `_`."""
+    return "_" + _ID_CHARS.sub("_", title.lower()).strip("_")
+
+
+def parse(text: str) -> ParsedFile:
+    writer = BlockWriter("asciidoc")
+    parsed = writer.parsed
+    lines = text.splitlines()
+    position = _header(lines, parsed.front_matter)
+    pending: list[str] = []  # block anchors waiting for the heading below them
+    closing: str | None = None  # the delimiter that ends the block we are in
+    for line in lines[position:]:
+        stripped = line.strip()
+        if closing is not None:
+            if stripped == closing:
+                closing = None
+            elif not closing.startswith("/"):
+                writer.text(line)
+            continue
+        delimiter = _DELIMITER.match(stripped)
+        if delimiter:
+            closing = stripped if not stripped.startswith("```") else "```"
+            if stripped.startswith("|"):
+                closing = stripped
+            if stripped.startswith(("=", "_", "*", "|")):  # example, quote, sidebar, table: structure stays
+                closing = None
+            continue
+        if stripped.startswith("//") or not stripped:
+            continue
+        anchor = _BLOCK_ANCHOR.match(stripped)
+        if anchor:
+            pending.append(next(group for group in anchor.groups() if group))
+            continue
+        if _BLOCK_ATTRIBUTES.match(stripped):
+            continue
+        heading = _HEADING.match(stripped)
+        if heading:
+            title = heading.group(2)
+            block = writer.heading(title, max(1, len(heading.group(1)) - 1))
+            block.ids.extend([*pending, auto_id(title)])
+            pending = []
+            _links(writer, title)
+            continue
+        for name in pending:
+            writer.bookmark(name)
+        pending = []
+        if stripped.startswith("include::"):
+            parsed.problems.append(f"not followed: {stripped[:120]}")
+            continue
+        if stripped.startswith(("image::", "toc::")):
+            continue
+        for match in _INLINE_ANCHOR.finditer(line):
+            writer.bookmark(match.group(1) or match.group(2))
+        _links(writer, line)
+        writer.text(_INLINE_ANCHOR.sub("", line))
+    return parsed
+
+
+def _header(lines: list[str], front_matter: dict[str, object]) -> int:
+    """Read the document header (title, author and revision lines, attribute entries); returns
+    where the body starts."""
+    index = 0
+    while index < len(lines) and (not lines[index].strip() or lines[index].startswith("//")):
+        index += 1
+    title = _TITLE.match(lines[index]) if index < len(lines) else None
+    if title:
+        front_matter["title"] = title.group(1)
+        index += 1
+    while index < len(lines) and lines[index].strip():
+        entry = _ATTRIBUTE.match(lines[index])
+        if entry:
+            front_matter.setdefault(entry.group(1).lower(), entry.group(2))
+        elif not title:
+            break
+        index += 1
+    return index
+
+
+def _links(writer: BlockWriter, line: str) -> None:
+    for match in _XREF.finditer(line):
+        target = match.group(1) or match.group(3)
+        text = match.group(2) or match.group(4) or ""
+        writer.link(_xref_href(target.strip()), text)
+    for match in _LINK.finditer(_XREF.sub("", line)):
+        writer.link(match.group(1) or match.group(3), match.group(2) or match.group(4) or "")
+
+
+def _xref_href(target: str) -> str:
+    """`id` is a same-document anchor; `file.adoc#id` and `file#id` a path, as Asciidoctor reads them."""
+    if "#" in target:
+        return target
+    if target.lower().endswith((".adoc", ".asciidoc")):
+        return target
+    return f"#{target}"

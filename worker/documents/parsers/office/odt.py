@@ -1,0 +1,167 @@
+"""OpenDocument text (.odt, LibreOffice's and others'): `text:h` headings at their outline level,
+their rendered number (`text:number`) or a typed one kept apart from the title; paragraphs,
+lists (`- ` lines) and tables (a row a line) as text; `text:a` links and bookmarks as anchors of
+the section that holds them. ODF writes a link to another file relative to the package itself,
+one folder down (`../manual.odt` for a file beside it), so that first `../` is taken off."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from worker.documents.model import ParsedFile
+from worker.documents.parsers.office.blocks import BlockWriter
+from worker.documents.parsers.office.package import OfficeError, Package
+from worker.documents.parsers.office.properties import describe_odf
+from worker.documents.parsers.office.xml import attribute, local, parent_name
+from worker.documents.parsers.titles import id_in_text
+
+CONTENT = "content.xml"
+META = "meta.xml"
+MANIFEST = "META-INF/manifest.xml"
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]+:")
+SKIPPED = frozenset({"note-citation", "annotation", "annotation-end", "tracked-changes", "deletion", "sequence-decls", "forms"})
+CONTAINERS = frozenset({"section", "index-body", "table-of-content", "alphabetical-index", "illustration-index", "table-index", "user-index", "bibliography"})
+
+
+def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pattern[str], ...]) -> ParsedFile:
+    if package.has(MANIFEST) and any(local(element.tag) == "encryption-data" for element in package.xml(MANIFEST).iter(etree.Element)):
+        raise OfficeError("encrypted: needs a password to open")
+    reader = _Reader()
+    body = next((element for element in package.xml(CONTENT).iter(etree.Element) if local(element.tag) == "text" and parent_name(element) == "body"), None)
+    if body is not None:
+        reader.container(body)
+    parsed = reader.writer.parsed
+    described = describe_odf(package.xml(META) if package.has(META) else None, id_fields)
+    if described.title:
+        parsed.front_matter["title"] = described.title
+    doc_id = described.doc_id or id_in_text(reader.lines[:60], id_patterns)
+    if doc_id:
+        parsed.front_matter["id"] = doc_id
+    return parsed
+
+
+def package_relative(href: str) -> str:
+    """A link as a path from the document's folder: ODF resolves relative links from inside the package."""
+    if href.startswith("../") and not _SCHEME.match(href):
+        return href[3:]
+    return href
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.writer = BlockWriter("odt")
+        self.lines: list[str] = []
+
+    def container(self, element: etree._Element, bullet: str = "") -> None:
+        for child in element:
+            name = local(child.tag)
+            if name == "h":
+                self.heading(child)
+            elif name == "p":
+                self.text(bullet, child)
+            elif name == "list":
+                for item in child:
+                    if local(item.tag) in ("list-item", "list-header"):
+                        self.container(item, "- ")
+            elif name == "table":
+                self.table(child)
+            elif name in CONTAINERS or name in ("table-row-group", "table-rows", "table-header-rows"):
+                self.container(child, bullet)
+            elif name in ("bookmark", "bookmark-start"):
+                self.writer.bookmark(attribute(child, "name"))
+
+    def heading(self, element: etree._Element) -> None:
+        parts: list[str] = []
+        number = "".join(child.text or "" for child in element if local(child.tag) == "number").strip().rstrip(".")
+        links: list[tuple[str, str]] = []
+        bookmarks: list[str] = []
+        self.inline(element, parts, links, bookmarks)
+        title = " ".join("".join(parts).split())
+        if not title:
+            return
+        block = self.writer.heading(title, _count(attribute(element, "outline-level")), number if re.fullmatch(r"\d+(?:\.\d+)*", number) else "")
+        block.ids.extend(bookmarks)
+        for href, text in links:
+            self.writer.link(href, text)
+
+    def text(self, bullet: str, element: etree._Element) -> None:
+        parts: list[str] = []
+        links: list[tuple[str, str]] = []
+        bookmarks: list[str] = []
+        self.inline(element, parts, links, bookmarks)
+        for name in bookmarks:
+            self.writer.bookmark(name)
+        for href, text in links:
+            self.writer.link(href, text)
+        line = "".join(parts).strip()
+        if line:
+            self._line(f"{bullet}{line}")
+
+    def _line(self, line: str) -> None:
+        self.writer.text(line)
+        if len(self.lines) < 60:
+            self.lines.append(line)
+
+    def table(self, table: etree._Element) -> None:
+        for row in table.iter(etree.Element):
+            if local(row.tag) != "table-row":
+                continue
+            cells = []
+            for cell in row:
+                if local(cell.tag) != "table-cell":
+                    continue
+                parts: list[str] = []
+                links: list[tuple[str, str]] = []
+                bookmarks: list[str] = []
+                for paragraph in cell:
+                    if local(paragraph.tag) in ("p", "h", "list"):
+                        self.inline(paragraph, parts, links, bookmarks)
+                        parts.append(" ")
+                cells.append(" ".join("".join(parts).split()))
+                for name in bookmarks:
+                    self.writer.bookmark(name)
+                for href, text in links:
+                    self.writer.link(href, text)
+            if any(cells):
+                self._line(" | ".join(cells))
+
+    def inline(self, element: etree._Element, parts: list[str], links: list[tuple[str, str]], bookmarks: list[str]) -> None:
+        if element.text:
+            parts.append(element.text)
+        for child in element:
+            name = local(child.tag)
+            if name == "s":
+                parts.append(" " * _count(attribute(child, "c")))
+            elif name == "tab":
+                parts.append("\t")
+            elif name == "line-break":
+                parts.append(" ")
+            elif name in ("bookmark", "bookmark-start"):
+                bookmarks.append(attribute(child, "name"))
+            elif name == "number":
+                pass  # a heading's rendered number, kept apart by `heading`
+            elif name == "a":
+                inner: list[str] = []
+                self.inline(child, inner, links, bookmarks)
+                parts.extend(inner)
+                href = package_relative(attribute(child, "href"))
+                if href:
+                    links.append((href, "".join(inner)))
+            elif name in ("frame", "text-box"):
+                for paragraph in child.iter(etree.Element):
+                    if local(paragraph.tag) in ("p", "h"):
+                        parts.append(" ")
+                        self.inline(paragraph, parts, links, bookmarks)
+            elif name == "note":
+                pass  # a footnote's body belongs to the note, not the running text
+            elif name not in SKIPPED:
+                self.inline(child, parts, links, bookmarks)
+            if child.tail:
+                parts.append(child.tail)
+
+
+def _count(value: str) -> int:
+    """A positive count attribute (`text:c`, `text:outline-level`), 1 when absent or odd."""
+    return max(1, int(value)) if value.isdigit() else 1
