@@ -14,15 +14,17 @@ from pathlib import Path
 CORPORA = Path(os.environ.get("CORPORA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "corpora")
 POWERSHELL_ARCHIVE = CORPORA / "powershell-docs.tar.gz"
 PDF_SAMPLES = CORPORA / "pdf-samples"
+OFFICE_SAMPLES = CORPORA / "office-samples"
 WHERE = (
     f"needs the real corpora in {CORPORA} (or CORPORA_DIR): powershell-docs.tar.gz, the reference/ Markdown of "
     "MicrosoftDocs/PowerShell-Docs at 27138b21b41de3e2b43cfcac4a56861ca419d5eb, and pdf-samples/, the PDFs of "
-    "py-pdf/sample-files at 6921079eb3e1ed0944db5ec75016910d59da7fdb"
+    "py-pdf/sample-files at 6921079eb3e1ed0944db5ec75016910d59da7fdb, and office-samples/, the Word, PowerPoint, Excel, "
+    "OpenDocument and AsciiDoc files of docling-project/docling's tests/data/*/sources/ at e1cb2b234c48ff29746b0f2f843d07f8e23905a0"
 )
 
 
 def present() -> bool:
-    return POWERSHELL_ARCHIVE.is_file() and PDF_SAMPLES.is_dir()
+    return POWERSHELL_ARCHIVE.is_file() and PDF_SAMPLES.is_dir() and OFFICE_SAMPLES.is_dir()
 
 
 def unpack_powershell_docs(into: Path) -> Path:

@@ -1,5 +1,5 @@
 """Document-graph benchmark (not a test): full load, edit-to-search latency, no-op and delete costs,
-and PDF against Markdown throughput on one library rendered both ways.
+and PDF and Word against Markdown throughput on one library rendered each way.
 
     python -m tests.benchmarks.documents [--docs 10000] [--edits 50] [--rendered 300] [--burst 2000] [--formats-only | --real-only | --cold]
 
@@ -9,7 +9,8 @@ a ratio against a baseline measured in the same run:
 - full load vs loading the same documents one file per transaction (the watcher's path);
 - one edit through watcher + Celery vs applying that edit by a full reload;
 - reconciles repairing 200 changed files vs repairing 200 one file per transaction;
-- loading the rendered library as PDFs vs loading it as Markdown (tests/rendered_library.py);
+- loading the rendered library as PDFs and as Word documents vs loading it as Markdown
+  (tests/rendered_library.py);
 - beat's and the watcher's resident memory vs the Celery worker's;
 - a burst of saves to distinct files, applied by two workers vs one;
 - with --real-only: the real PowerShell estate loaded once and as three libraries (about 9,000
@@ -203,11 +204,12 @@ def burst(driver, root: Path, docs: int, edits: int, seed: int) -> float:
 
 
 def format_throughput(settings, driver, database: str, work: Path, documents: int) -> list[tuple[str, str, str]]:
-    """One library as Markdown and as rendered PDFs: parsing alone (one core) and full loads (after a
-    warm-up load, so neither pays for cold query plans): sections/s and pages/s."""
+    """One library as Markdown, as rendered PDFs and as Word documents: parsing alone (one core)
+    and full loads (after a warm-up load, so none pays for cold query plans): sections/s, and
+    pages/s for the PDFs."""
     rules = DocumentRules.of(settings.documents)
     figures = {}
-    for fmt in ("markdown", "pdf", "markdown"):  # the first Markdown load warms Neo4j up
+    for fmt in ("markdown", "pdf", "docx", "markdown"):  # the first Markdown load warms Neo4j up
         root = work / f"rendered-{fmt}"
         files = rendered_library.write(root, fmt, documents=documents)
         pages = sum(len(PdfReader(path).pages) for path in files) if fmt == "pdf" else 0
@@ -219,7 +221,7 @@ def format_throughput(settings, driver, database: str, work: Path, documents: in
         schema.apply(driver, database)
         sync = DocumentSync(settings.with_section("documents", libraries=[{"name": "rendered", "root": str(root)}]), driver, database)
         figures[fmt] = (load(sync), pages, parse_seconds)
-    (markdown, _, md_parse), (pdf, pages, pdf_parse) = figures["markdown"], figures["pdf"]
+    (markdown, _, md_parse), (pdf, pages, pdf_parse), (docx, _, docx_parse) = figures["markdown"], figures["pdf"], figures["docx"]
     return [
         (
             "PDF parse",
@@ -227,11 +229,22 @@ def format_throughput(settings, driver, database: str, work: Path, documents: in
             f"{md_parse / pdf_parse:.2f}x the speed of parsing the same library as Markdown ({markdown.sections / md_parse:,.0f} sections/s)",
         ),
         (
+            "DOCX parse",
+            f"{docx.sections / docx_parse:,.0f} sections/s on one core ({docx.documents} Word documents)",
+            f"{md_parse / docx_parse:.2f}x the speed of parsing the same library as Markdown, {pdf_parse / docx_parse:.1f}x as PDF",
+        ),
+        (
             "PDF load",
             f"{pdf.sections_per_second:,.0f} sections/s, {pages / pdf.seconds:,.1f} pages/s "
             f"({pdf.sections} sections, {pdf.seconds:.1f} s, {os.cpu_count()} parse workers)",
             f"{pdf.sections_per_second / markdown.sections_per_second:.2f}x the same library as Markdown "
             f"({markdown.sections_per_second:,.0f} sections/s, {markdown.seconds:.1f} s)",
+        ),
+        (
+            "DOCX load",
+            f"{docx.sections_per_second:,.0f} sections/s ({docx.sections} sections, {docx.seconds:.1f} s)",
+            f"{docx.sections_per_second / markdown.sections_per_second:.2f}x the same library as Markdown, "
+            f"{docx.sections_per_second / pdf.sections_per_second:.2f}x as PDF",
         ),
     ]
 
@@ -243,7 +256,7 @@ def main() -> None:
     parser.add_argument("--heap", default="2g")
     parser.add_argument("--burst", type=int, default=2000, help="saves in the burst run with one worker, then two")
     parser.add_argument("--rendered", type=int, default=300, help="documents in the library loaded as PDF and as Markdown")
-    parser.add_argument("--formats-only", action="store_true", help="only the PDF against Markdown figure")
+    parser.add_argument("--formats-only", action="store_true", help="only the PDF and Word against Markdown figures")
     parser.add_argument("--real-only", action="store_true", help="only the real estate's loads and the reloads of unchanged libraries")
     parser.add_argument("--cold", action="store_true", help="only a first load on a fresh Neo4j with the default settings, against the same load warm")
     args = parser.parse_args()

@@ -1,9 +1,9 @@
 """Office parser benchmark (not a test): lakegraph's reader against docling (its format backends,
-no ML models, no torch) and the format-specific libraries (python-docx, python-pptx, odfpy,
-asciidoc-py) on the real samples of ../shared/corpora/office-samples and on the hostile files of
+no ML models, no torch) and the format-specific libraries (python-docx, python-pptx, openpyxl,
+odfpy, asciidoc-py) on the real samples of ../shared/corpora/office-samples and on the hostile files of
 tests/hostile_office.py: headings, links and text found, files refused or crashed, and speed.
 
-    pip install 'docling-slim[format-office,format-opendocument,format-markdown]' python-docx python-pptx odfpy asciidoc
+    pip install 'docling-slim[format-office,format-opendocument,format-markdown]' python-docx python-pptx openpyxl odfpy asciidoc
     python -m tests.benchmarks.office_parsers [--repeat 5]
 
 A candidate that is not installed is left out. "Headings" counts section headings (slides for
@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.corpora import CORPORA
+from tests.corpora import OFFICE_SAMPLES
 from tests.hostile_office import files as hostile_files
 from worker.documents.formats import FORMATS
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, build
 
-SAMPLES = CORPORA / "office-samples"
+SAMPLES = OFFICE_SAMPLES
 RULES = DocumentRules.defaults()
 
 
@@ -55,6 +55,7 @@ def lakegraph(name: str, data: bytes) -> Found:
 def docling_reader() -> Reader:
     from docling.backend.asciidoc_backend import AsciiDocBackend
     from docling.backend.mspowerpoint_backend import MsPowerpointDocumentBackend
+    from docling.backend.msexcel_backend import MsExcelDocumentBackend
     from docling.backend.msword_backend import MsWordDocumentBackend
     from docling.backend.opendocument_backend import OdtDocumentBackend
     from docling.datamodel.base_models import InputFormat
@@ -66,6 +67,8 @@ def docling_reader() -> Reader:
         ".docm": (InputFormat.DOCX, MsWordDocumentBackend),
         ".pptx": (InputFormat.PPTX, MsPowerpointDocumentBackend),
         ".pptm": (InputFormat.PPTX, MsPowerpointDocumentBackend),
+        ".xlsx": (InputFormat.XLSX, MsExcelDocumentBackend),
+        ".xlsm": (InputFormat.XLSX, MsExcelDocumentBackend),
         ".odt": (InputFormat.ODT, OdtDocumentBackend),
         ".adoc": (InputFormat.ASCIIDOC, AsciiDocBackend),
         ".asciidoc": (InputFormat.ASCIIDOC, AsciiDocBackend),
@@ -79,10 +82,12 @@ def docling_reader() -> Reader:
         converted = document._backend.convert()
         items = [item for item, _ in converted.iterate_items()]
         headings = sum(getattr(item, "label", None) == DocItemLabel.SECTION_HEADER for item in items)
-        if fmt == InputFormat.PPTX:
+        if fmt in (InputFormat.PPTX, InputFormat.XLSX):  # a slide, a sheet: a page
             headings = len(converted.pages) or sum(getattr(item, "label", None) == DocItemLabel.TITLE for item in items)
         links = sum(getattr(item, "hyperlink", None) is not None for item in items)
-        return Found(headings, links, sum(len(getattr(item, "text", "") or "") for item in items))
+        text = sum(len(getattr(item, "text", "") or "") for item in items)
+        text += sum(len(cell.text) for item in items for cell in getattr(getattr(item, "data", None), "table_cells", []) or [])
+        return Found(headings, links, text)
 
     return read
 
@@ -108,6 +113,15 @@ def python_pptx(name: str, data: bytes) -> Found:
                     text += len(paragraph.text)
                     links += sum(run.hyperlink.address is not None for run in paragraph.runs)
     return Found(len(deck.slides), links, text)
+
+
+def openpyxl_reader(name: str, data: bytes) -> Found:
+    from openpyxl import load_workbook
+
+    book = load_workbook(io.BytesIO(data), read_only=False, data_only=True)
+    cells = [cell for sheet in book.worksheets for row in sheet.iter_rows() for cell in row]
+    links = sum(cell.hyperlink is not None for cell in cells)
+    return Found(len(book.sheetnames), links, sum(len(str(cell.value)) for cell in cells if cell.value is not None))
 
 
 def odfpy(name: str, data: bytes) -> Found:
@@ -137,9 +151,10 @@ def candidates() -> dict[str, tuple[Reader, tuple[str, ...]]]:
     """Each installed reader and the extensions it reads."""
     found: dict[str, tuple[Reader, tuple[str, ...]]] = {"lakegraph (lxml)": (lakegraph, tuple(FORMATS))}
     optional: list[tuple[str, Callable[[], Reader], tuple[str, ...]]] = [
-        ("docling backends", docling_reader, (".docx", ".docm", ".pptx", ".pptm", ".odt", ".adoc", ".asciidoc")),
+        ("docling backends", docling_reader, (".docx", ".docm", ".pptx", ".pptm", ".xlsx", ".xlsm", ".odt", ".adoc", ".asciidoc")),
         ("python-docx", lambda: python_docx, (".docx", ".docm")),
         ("python-pptx", lambda: python_pptx, (".pptx", ".pptm")),
+        ("openpyxl", lambda: openpyxl_reader, (".xlsx", ".xlsm")),
         ("odfpy", lambda: odfpy, (".odt",)),
         ("asciidoc-py", lambda: asciidoc_py, (".adoc", ".asciidoc")),
     ]

@@ -15,7 +15,7 @@ from neo4j import Driver
 
 from tests import hostile_office
 from tests.conftest import Neo4jService
-from tests.corpora import CORPORA
+from tests.corpora import OFFICE_SAMPLES
 from tests.helpers import clean_env, run_cli
 from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
 from tests.rendered_library import write as write_rendered
@@ -25,7 +25,7 @@ from worker.documents.formats import FORMATS
 from worker.documents.loader import load
 
 pytestmark = [pytest.mark.corpus, pytest.mark.timeout(300)]
-SAMPLES = CORPORA / "office-samples"
+SAMPLES = OFFICE_SAMPLES
 
 
 def documents(driver: Driver) -> set[str]:

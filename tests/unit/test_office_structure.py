@@ -195,6 +195,35 @@ def test_opendocument_headings_lists_bookmarks_and_package_relative_links() -> N
     assert record.sections[1].text == "- Check wear\nBack to brakes"
 
 
+def _workbook() -> bytes:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    torques = book.active
+    torques.title = "Torque values"
+    torques.append(["Part", "Torque (Nm)", "Checked"])
+    torques.append(["IC-2201", 8, True])
+    torques["A3"] = "=A2"
+    parts = book.create_sheet("Parts list")
+    parts["A1"] = "the bulletin"
+    parts["A1"].hyperlink = "../bulletins/tsb-21-114.docx"
+    parts["A2"] = "back to torques"
+    parts["A2"].hyperlink = "#'Torque values'!A1"
+    book.properties.title = "Coil workbook"
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def test_a_workbook_is_its_sheets_with_their_rows_and_links() -> None:
+    record = _record("specs/coil.xlsx", _workbook())
+    assert record.display_name == "Coil workbook"
+    assert [(section.path, section.title) for section in record.sections] == [("torque-values", "Torque values"), ("parts-list", "Parts list")]
+    assert "torque values" in record.sections[0].anchors  # `#Torque values`, as Excel's own links name a sheet
+    assert record.sections[0].text.splitlines()[:2] == ["Part | Torque (Nm) | Checked", "IC-2201 | 8 | TRUE"]
+    assert _links(record) == {"parts-list": ["../bulletins/tsb-21-114.docx", "#Torque values"]}
+
+
 ASCIIDOC = """\
 = Coil service
 :doc_id: TSB-21-114

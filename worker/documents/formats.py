@@ -14,8 +14,11 @@ FORMATS = {
     ".docm": "docx",  # macro-enabled: read like .docx, its macros never read nor run
     ".pptx": "pptx",
     ".pptm": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
     ".odt": "odt",
     ".adoc": "asciidoc",
     ".asciidoc": "asciidoc",
 }
 TEXT_FORMATS = frozenset({"markdown", "html", "asciidoc"})  # decoded as UTF-8 text before parsing
+NAMELESS_FIRST_SECTION = frozenset({"xlsx"})  # a workbook's first sheet ("Sheet1") does not name it: its file does

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-LinkKind = Literal["inline", "reference", "autolink", "html", "pdf", "docx", "pptx", "odt", "asciidoc"]
+LinkKind = Literal["inline", "reference", "autolink", "html", "pdf", "docx", "pptx", "xlsx", "odt", "asciidoc"]
 
 
 @dataclass(frozen=True)

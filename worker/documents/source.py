@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from worker.documents import uris
-from worker.documents.formats import FORMATS, TEXT_FORMATS
+from worker.documents.formats import FORMATS, NAMELESS_FIRST_SECTION, TEXT_FORMATS
 from worker.documents.library import Library, Skipped
 from worker.documents.model import ParsedFile, RawLink
 from worker.documents.outline import SectionNode, sections
@@ -121,7 +121,8 @@ def _record(
     stem = uris.strip_extension(PurePosixPath(relpath).name)
     title = parsed.front_matter.get("title")
     display = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
-    display = display or (outline[0].title if outline and outline[0].title else None) or stem
+    first = outline[0].title if outline and fmt not in NAMELESS_FIRST_SECTION else None
+    display = display or first or stem
     doc_id = _declared_id(parsed.front_matter, id_fields if fmt in TEXT_FORMATS else ("id",))  # binary formats declare theirs as "id"
     uri = uris.document_uri(library, relpath)
     return DocumentRecord(

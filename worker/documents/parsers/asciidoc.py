@@ -1,4 +1,5 @@
-"""AsciiDoc structure, as Asciidoctor reads it: the header's `= Title` and attribute entries
+"""AsciiDoc structure, as Asciidoctor reads it: the header's `= Title` (also below attribute
+entries and its own `[id=...]`, as modular documentation writes it) and attribute entries
 (`:id: TSB-21-114`) are the front matter; `==` to `======` (or Markdown-style `##`) headings
 are sections of level 1 to 5; `[[id]]`, `[#id]` and `anchor:id[]` are anchors of the section
 that holds them, and every heading also answers to Asciidoctor's own id (`_cause_and_fix`).
@@ -58,11 +59,17 @@ def parse(text: str) -> ParsedFile:
             continue
         anchor = _BLOCK_ANCHOR.match(stripped)
         if anchor:
-            pending.append(next(group for group in anchor.groups() if group))
+            pending.append(next(group for group in anchor.groups() if group).strip("\"'"))
             continue
         if _BLOCK_ATTRIBUTES.match(stripped):
             continue
         heading = _HEADING.match(stripped)
+        if heading and len(heading.group(1)) == 1 and "title" not in parsed.front_matter and not parsed.headings:
+            parsed.front_matter["title"] = heading.group(2)  # the document title, below attribute entries and its id
+            for name in pending:
+                writer.bookmark(name)
+            pending = []
+            continue
         if heading:
             title = heading.group(2)
             block = writer.heading(title, max(1, len(heading.group(1)) - 1))

@@ -1,4 +1,4 @@
-"""Office files (Word, PowerPoint, OpenDocument text) read from their XML with lxml, the reader
+"""Office files (Word, PowerPoint, Excel, OpenDocument text) read from their XML with lxml, the reader
 chosen by measurement (docs/documents.md): the bytes are checked for what they really are, the
 package is unpacked within its limits, and every part is parsed without DTDs or entities.
 Imported only when a library holds such a file."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from worker.documents.model import ParsedFile
-from worker.documents.parsers.office import docx, odt, pptx
+from worker.documents.parsers.office import docx, odt, pptx, xlsx
 from worker.documents.parsers.office.package import OfficeError, Package, UnpackLimits
 from worker.documents.parsers.office.xml import UnsafeXml
 from worker.documents.rules import DocumentRules
@@ -16,6 +16,7 @@ from worker.documents.rules import DocumentRules
 READERS: dict[str, tuple[str, Callable[..., ParsedFile]]] = {
     "docx": ("Word", docx.parse),
     "pptx": ("PowerPoint", pptx.parse),
+    "xlsx": ("Excel", xlsx.parse),
     "odt": ("OpenDocument text", odt.parse),
 }
 
