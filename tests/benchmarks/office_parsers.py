@@ -54,8 +54,8 @@ def lakegraph(name: str, data: bytes) -> Found:
 
 def docling_reader() -> Reader:
     from docling.backend.asciidoc_backend import AsciiDocBackend
-    from docling.backend.mspowerpoint_backend import MsPowerpointDocumentBackend
     from docling.backend.msexcel_backend import MsExcelDocumentBackend
+    from docling.backend.mspowerpoint_backend import MsPowerpointDocumentBackend
     from docling.backend.msword_backend import MsWordDocumentBackend
     from docling.backend.opendocument_backend import OdtDocumentBackend
     from docling.datamodel.base_models import InputFormat
