@@ -21,7 +21,7 @@ from google.cloud import pubsub_v1, storage
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
-from tests.corpora import PDF_SAMPLES
+from tests.corpora import OFFICE_SAMPLES, PDF_SAMPLES
 from tests.graph_dump import differences_from_files, dump, wipe
 from tests.helpers import LAKEGRAPH, clean_env, crash, pubsub_topic, run_cli, start_worker
 from worker import problems
@@ -43,7 +43,8 @@ def client(endpoint: str) -> storage.Client:
 
 
 def real_library(powershell_docs: Path, into: Path) -> Path:
-    """About 200 real pages (the conceptual docs but the developer guide) and 27 real PDFs, in a folder."""
+    """About 200 real pages (the conceptual docs but the developer guide), 27 real PDFs and 58 real
+Office and AsciiDoc files, in a folder."""
     source = powershell_docs / "docs-conceptual"
     for page in sorted(source.rglob("*.md")):
         relpath = page.relative_to(source)
@@ -53,6 +54,7 @@ def real_library(powershell_docs: Path, into: Path) -> Path:
     for pdf in sorted(PDF_SAMPLES.rglob("*.pdf")):
         (into / "pdf").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(pdf, into / "pdf" / pdf.name)
+    shutil.copytree(OFFICE_SAMPLES, into / "office")
     return into
 
 
