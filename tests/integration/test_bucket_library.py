@@ -44,7 +44,7 @@ def client(endpoint: str) -> storage.Client:
 
 def real_library(powershell_docs: Path, into: Path) -> Path:
     """About 200 real pages (the conceptual docs but the developer guide), 27 real PDFs and 58 real
-Office and AsciiDoc files, in a folder."""
+    Office and AsciiDoc files, in a folder."""
     source = powershell_docs / "docs-conceptual"
     for page in sorted(source.rglob("*.md")):
         relpath = page.relative_to(source)

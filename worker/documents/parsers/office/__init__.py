@@ -19,6 +19,7 @@ READERS: dict[str, tuple[str, Callable[..., ParsedFile]]] = {
     "xlsx": ("Excel", xlsx.parse),
     "odt": ("OpenDocument text", odt.parse),
 }
+MACROS_NOTE = "its macros (vbaProject.bin) were not read or run"
 
 
 class OfficeRefused(ValueError):
@@ -29,6 +30,9 @@ def parse(fmt: str, data: bytes, rules: DocumentRules) -> ParsedFile:
     kind, reader = READERS[fmt]
     try:
         package = Package.open(data, UnpackLimits(rules.unpacked_bytes, rules.unpack_ratio), kind)
-        return reader(package, rules.id_fields, rules.patterns)
+        parsed = reader(package, rules.id_fields, rules.patterns)
     except (OfficeError, UnsafeXml) as err:
         raise OfficeRefused(str(err)) from None
+    if package.has_macros():
+        parsed.problems.append(MACROS_NOTE)
+    return parsed

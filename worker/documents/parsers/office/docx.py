@@ -21,9 +21,8 @@ from lxml import etree
 from worker.documents.model import ParsedFile
 from worker.documents.parsers.office.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package, Relationship
-from worker.documents.parsers.office.properties import Described, describe
+from worker.documents.parsers.office.properties import declare, describe
 from worker.documents.parsers.office.xml import attribute, local, relationship_id
-from worker.documents.parsers.titles import id_in_text
 
 BODY_TEXT_LEVEL = 9  # outlineLvl 9 is Word's "body text": explicitly not a heading
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.I)
@@ -79,28 +78,12 @@ class _Paragraph:
 
 def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pattern[str], ...]) -> ParsedFile:
     main = package.main_part("Word")
-    if any(name.lower().endswith("vbaproject.bin") for name in package.part_names()):
-        macros = ["its macros (vbaProject.bin) were not read or run"]
-    else:
-        macros = []
     reader = _Reader(package, main)
     body = next((child for child in package.xml(main) if local(child.tag) == "body"), None)
     if body is not None:
         reader.container(body)
-    parsed = reader.writer.parsed
-    described = describe(package, id_fields)
-    _settle(parsed, described, reader, id_patterns)
-    parsed.problems.extend(macros)
-    return parsed
-
-
-def _settle(parsed: ParsedFile, described: Described, reader: _Reader, id_patterns: tuple[re.Pattern[str], ...]) -> None:
-    title = described.title or reader.title
-    if title:
-        parsed.front_matter["title"] = title
-    doc_id = described.doc_id or id_in_text(reader.lines, id_patterns)
-    if doc_id:
-        parsed.front_matter["id"] = doc_id
+    declare(reader.writer, describe(package, id_fields), id_patterns, title=reader.title)
+    return reader.writer.parsed
 
 
 class _Reader:
@@ -111,7 +94,6 @@ class _Reader:
         self.fields: list[_Field] = []
         self.counters: list[int] = []  # automatic heading numbers, per level
         self.title = ""
-        self.lines: list[str] = []  # the opening lines, where a document id may be written
         self.open_links: list[list[str]] = []  # the displayed text of each hyperlink being read
 
     def container(self, element: etree._Element, in_cell: bool = False) -> list[str]:
@@ -137,7 +119,7 @@ class _Reader:
                 rows.append(" | ".join(cell.strip() for cell in cells))
         if not any(local(parent.tag) == "tc" for parent in table.iterancestors()):
             for line in rows:
-                self._text(line)
+                self.writer.text(line)
         return rows
 
     def paragraph(self, element: etree._Element, in_cell: bool) -> list[str]:
@@ -162,18 +144,13 @@ class _Reader:
             writer.link(href, link_text)
         line = (f"- {text}" if listed and text else text) if style.lower() not in ("title", "subtitle") else ""
         if not in_cell and line:
-            self._text(line)
+            self.writer.text(line)
         self._nested(gathered)
         return [text] if in_cell and text else []
 
     def _nested(self, gathered: _Paragraph) -> None:
         for line in gathered.nested:
-            self._text(line)
-
-    def _text(self, line: str) -> None:
-        self.writer.text(line)
-        if len(self.lines) < 60:
-            self.lines.append(line)
+            self.writer.text(line)
 
     def _paragraph_style(self, element: etree._Element) -> tuple[str, int | None, bool, bool]:
         """(style name, heading level or None, automatically numbered, a list item)."""

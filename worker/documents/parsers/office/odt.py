@@ -13,9 +13,8 @@ from lxml import etree
 from worker.documents.model import ParsedFile
 from worker.documents.parsers.office.blocks import BlockWriter
 from worker.documents.parsers.office.package import OfficeError, Package
-from worker.documents.parsers.office.properties import describe_odf
+from worker.documents.parsers.office.properties import declare, describe_odf
 from worker.documents.parsers.office.xml import attribute, local, parent_name
-from worker.documents.parsers.titles import id_in_text
 
 CONTENT = "content.xml"
 META = "meta.xml"
@@ -32,14 +31,8 @@ def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pa
     body = next((element for element in package.xml(CONTENT).iter(etree.Element) if local(element.tag) == "text" and parent_name(element) == "body"), None)
     if body is not None:
         reader.container(body)
-    parsed = reader.writer.parsed
-    described = describe_odf(package.xml(META) if package.has(META) else None, id_fields)
-    if described.title:
-        parsed.front_matter["title"] = described.title
-    doc_id = described.doc_id or id_in_text(reader.lines[:60], id_patterns)
-    if doc_id:
-        parsed.front_matter["id"] = doc_id
-    return parsed
+    declare(reader.writer, describe_odf(package.xml(META) if package.has(META) else None, id_fields), id_patterns)
+    return reader.writer.parsed
 
 
 def package_relative(href: str) -> str:
@@ -52,7 +45,6 @@ def package_relative(href: str) -> str:
 class _Reader:
     def __init__(self) -> None:
         self.writer = BlockWriter("odt")
-        self.lines: list[str] = []
 
     def container(self, element: etree._Element, bullet: str = "") -> None:
         for child in element:
@@ -97,12 +89,7 @@ class _Reader:
             self.writer.link(href, text)
         line = "".join(parts).strip()
         if line:
-            self._line(f"{bullet}{line}")
-
-    def _line(self, line: str) -> None:
-        self.writer.text(line)
-        if len(self.lines) < 60:
-            self.lines.append(line)
+            self.writer.text(f"{bullet}{line}")
 
     def table(self, table: etree._Element) -> None:
         for row in table.iter(etree.Element):
@@ -125,7 +112,7 @@ class _Reader:
                 for href, text in links:
                     self.writer.link(href, text)
             if any(cells):
-                self._line(" | ".join(cells))
+                self.writer.text(" | ".join(cells))
 
     def inline(self, element: etree._Element, parts: list[str], links: list[tuple[str, str]], bookmarks: list[str]) -> None:
         if element.text:

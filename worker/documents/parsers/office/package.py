@@ -21,6 +21,7 @@ CFB_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an OLE compound file: legacy 
 CHUNK = 1 << 20
 RATIO_SLACK = 1 << 16  # a tiny part may inflate past the ratio without being a bomb
 PACKAGE_RELS = "_rels/.rels"
+MACROS = "vbaproject.bin"
 
 
 class OfficeError(ValueError):
@@ -68,6 +69,10 @@ class Package:
 
     def part_names(self) -> list[str]:
         return [info.filename.lstrip("/") for info in self.names.values()]
+
+    def has_macros(self) -> bool:
+        """Whether it carries a VBA project (.docm, .pptm, .xlsm, or one renamed): never read here."""
+        return any(name.rsplit("/", 1)[-1] == MACROS for name in self.names)
 
     def read(self, name: str) -> bytes:
         info = self.names.get(name.lstrip("/").lower())

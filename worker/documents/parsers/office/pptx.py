@@ -13,9 +13,8 @@ from lxml import etree
 from worker.documents.model import ParsedFile
 from worker.documents.parsers.office.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package, Relationship
-from worker.documents.parsers.office.properties import describe
+from worker.documents.parsers.office.properties import declare, describe
 from worker.documents.parsers.office.xml import attribute, local, parent_name, relationship_id
-from worker.documents.parsers.titles import id_in_text
 
 TITLES = frozenset({"title", "ctrTitle"})
 NOT_CONTENT = frozenset({"sldNum", "dt", "ftr", "hdr", "sldImg"})  # slide furniture, not what the slide says
@@ -33,7 +32,6 @@ def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pa
     ]
     numbers = {part: index + 1 for index, part in enumerate(slides)}
     writer = BlockWriter("pptx")
-    opening: list[str] = []
     for number, part in enumerate(slides, start=1):
         if not package.has(part):
             writer.parsed.problems.append(f"slide {number}: its part {part} is missing")
@@ -50,15 +48,7 @@ def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pa
             writer.text(line)
         for href, text in links:
             writer.link(href, text)
-        opening.extend(([title] if title else []) + lines)
-    if any(name.lower().endswith("vbaproject.bin") for name in package.part_names()):
-        writer.parsed.problems.append("its macros (vbaProject.bin) were not read or run")
-    described = describe(package, id_fields)
-    if described.title:
-        writer.parsed.front_matter["title"] = described.title
-    doc_id = described.doc_id or id_in_text(opening[:60], id_patterns)
-    if doc_id:
-        writer.parsed.front_matter["id"] = doc_id
+    declare(writer, describe(package, id_fields), id_patterns)
     return writer.parsed
 
 

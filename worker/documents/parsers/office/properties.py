@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lxml import etree
 
+from worker.documents.parsers.office.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package
 from worker.documents.parsers.office.xml import attribute, local
-from worker.documents.parsers.titles import clean
+from worker.documents.parsers.titles import clean, id_in_text
 
 CORE_PART = "docProps/core.xml"
 CUSTOM_PART = "docProps/custom.xml"
@@ -37,6 +39,17 @@ def describe_odf(meta: etree._Element | None, id_fields: tuple[str, ...]) -> Des
     fields = _fields(meta)
     custom = {attribute(element, "name").lower(): (element.text or "").strip() for element in meta.iter(etree.Element) if local(element.tag) == "user-defined"}
     return Described(clean(fields.get("title")), _declared(custom, id_fields) or clean(fields.get("identifier")))
+
+
+def declare(writer: BlockWriter, described: Described, id_patterns: tuple[re.Pattern[str], ...], title: str = "") -> None:
+    """The document's title (its properties', else `title`, what its text shows as one) and id
+    (its properties', else a metadata line among the opening lines) as its front matter."""
+    front_matter = writer.parsed.front_matter
+    if described.title or title:
+        front_matter["title"] = described.title or title
+    doc_id = described.doc_id or id_in_text(writer.opening, id_patterns)
+    if doc_id:
+        front_matter["id"] = doc_id
 
 
 def _fields(root: etree._Element) -> dict[str, str]:

@@ -14,9 +14,8 @@ from lxml import etree
 from worker.documents.model import ParsedFile
 from worker.documents.parsers.office.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package, Relationship
-from worker.documents.parsers.office.properties import describe
+from worker.documents.parsers.office.properties import declare, describe
 from worker.documents.parsers.office.xml import attribute, local, relationship_id
-from worker.documents.parsers.titles import id_in_text
 
 SHARED_STRINGS = "/sharedStrings"
 
@@ -27,7 +26,6 @@ def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pa
     shared = next((rel.target for rel in rels.values() if rel.type.endswith(SHARED_STRINGS) and not rel.external), "")
     strings = _shared_strings(package.xml(shared)) if shared and package.has(shared) else []
     writer = BlockWriter("xlsx")
-    opening: list[str] = []
     for sheet in (element for element in package.xml(main).iter(etree.Element) if local(element.tag) == "sheet"):
         name = attribute(sheet, "name")
         rel = rels.get(relationship_id(sheet))
@@ -38,18 +36,9 @@ def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pa
         root = package.xml(rel.target)
         for line in _rows(root, strings):
             writer.text(line)
-            if len(opening) < 60:
-                opening.append(line)
         for href, text in _hyperlinks(root, package.relationships(rel.target)):
             writer.link(href, text)
-    if any(name.lower().endswith("vbaproject.bin") for name in package.part_names()):
-        writer.parsed.problems.append("its macros (vbaProject.bin) were not read or run")
-    described = describe(package, id_fields)
-    if described.title:
-        writer.parsed.front_matter["title"] = described.title
-    doc_id = described.doc_id or id_in_text(opening, id_patterns)
-    if doc_id:
-        writer.parsed.front_matter["id"] = doc_id
+    declare(writer, describe(package, id_fields), id_patterns)
     return writer.parsed
 
 
