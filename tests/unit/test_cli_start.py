@@ -1,6 +1,7 @@
 """The command line starts light: `--version` and `--help` import no engine client and no shape, and
 the shapes service imports the graph driver but not Redis (a call's backlog imports it), the
-metrics (only a serving process counts calls) or the warehouse's engines.
+metrics (only a serving process counts calls) or the warehouse's engines; lxml and the Office readers
+wait for an Office file.
 (tests/benchmarks/cli_start.py times them.)"""
 
 from __future__ import annotations
@@ -89,3 +90,16 @@ def test_a_backlog_with_no_broker_configured_or_running_loads_no_redis_client(tm
         "assert FreshnessProbe(None, 'neo4j', settings).backlog() is None"
     )
     assert "redis" not in loaded_after(code)
+
+
+def test_office_readers_and_lxml_are_imported_only_when_an_office_file_is_read() -> None:
+    code = (
+        "import sys\nfrom worker.documents.rules import DocumentRules\nfrom worker.documents.source import build\n"
+        "build('lib', 'a.md', b'# A', DocumentRules.defaults()); build('lib', 'b.adoc', b'= B', DocumentRules.defaults())\n"
+        "before = 'lxml' in sys.modules or 'worker.documents.parsers.office' in sys.modules\n"
+        "from worker.demo.docx import Paragraph, Run, make_docx\n"
+        "build('lib', 'c.docx', make_docx([Paragraph([Run('C')], heading=1)]), DocumentRules.defaults())\n"
+        "print(before, 'lxml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from worker.documents.model import ParsedFile
-from worker.documents.parsers.office.blocks import BlockWriter
+from worker.documents.parsers.blocks import BlockWriter
 
 _TITLE = re.compile(r"^=\s+(\S.*?)\s*$")
 _HEADING = re.compile(r"^(={1,6}|#{1,6})\s+(\S.*?)(?:\s+\1)?\s*$")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from worker.documents.parsers.office.blocks import BlockWriter
+from worker.documents.parsers.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package
 from worker.documents.parsers.office.xml import attribute, local
 from worker.documents.parsers.titles import clean, id_in_text

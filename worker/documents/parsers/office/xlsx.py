@@ -12,7 +12,7 @@ import re
 from lxml import etree
 
 from worker.documents.model import ParsedFile
-from worker.documents.parsers.office.blocks import BlockWriter
+from worker.documents.parsers.blocks import BlockWriter
 from worker.documents.parsers.office.package import Package, Relationship
 from worker.documents.parsers.office.properties import declare, describe
 from worker.documents.parsers.office.xml import attribute, local, relationship_id

@@ -1,4 +1,4 @@
-"""The blocks an Office reader builds as it walks a document in reading order: a heading opens a
+"""The blocks an Office or AsciiDoc reader builds as it walks a document in reading order: a heading opens a
 block, text, links and bookmarks go to the block in force. A heading that starts with its number
 (`2.1 Coil identification`) keeps the number apart, as a PDF's does, so slugs never carry it."""
 
