@@ -2,7 +2,8 @@
 the test library and the hostile files of tests/hostile_office.py, loaded as a user would:
 `lakegraph load docs` exits 0 with a quiet terminal, every sample loads or is refused with its
 reason in `lakegraph errors`, refusals are not read again until their file changes, a macro-
-enabled file loads with its note, and links between Word documents land on their sections."""
+enabled file loads with its note, and links between Word documents land on their sections, by
+heading and by bookmark."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tests.helpers import clean_env, run_cli
 from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
 from tests.rendered_library import write as write_rendered
 from worker import problems
+from worker.demo.docx import Paragraph, Run, make_docx
 from worker.documents import uris
 from worker.documents.formats import FORMATS
 from worker.documents.loader import load
@@ -37,10 +39,14 @@ def test_office_samples_and_hostile_files_load_or_are_refused_with_reasons(neo4j
     shutil.copytree(SAMPLES, root / "samples")
     hostile = hostile_office.write(root / "hostile")
     write_rendered(root / "rendered", "docx", documents=9)
+    target = sorted((root / "rendered" / "bulletins").glob("*.docx"))[0]
+    bookmarked = f"../rendered/bulletins/{target.name}#_Toc1002"  # the bookmark around its third heading
+    (root / "linking").mkdir()
+    (root / "linking" / "index.docx").write_bytes(make_docx([Paragraph([Run("Index")], heading=1), Paragraph([Run("step", bookmarked)])]))
     samples = sorted(path.name for path in SAMPLES.iterdir() if path.suffix.lower() in FORMATS)
     refused = {f"hostile/{item.name}": item.reason for item in hostile if item.reason}
     loads = [f"samples/{name}" for name in samples] + [f"hostile/{item.name}" for item in hostile if not item.reason]
-    loads += [path.relative_to(root).as_posix() for path in (root / "rendered").rglob("*.docx")]
+    loads += [path.relative_to(root).as_posix() for path in (root / "rendered").rglob("*.docx")] + ["linking/index.docx"]
 
     env = clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(tmp_path / "state"))
     result = run_cli("load", "docs", f"lib={root}", "--json", env=env, timeout=240)
@@ -71,3 +77,9 @@ def test_office_samples_and_hostile_files_load_or_are_refused_with_reasons(neo4j
     ).records[0]
     unresolved = graph.execute_query("MATCH (u:UnresolvedLink) WHERE u.source STARTS WITH 'lib/rendered/' RETURN count(u) AS n").records[0]["n"]
     assert landed["n"] >= 9 * 6 and unresolved == 0
+    third = graph.execute_query(
+        "MATCH (:Document {uri: $doc})-[:HAS*]->(s:Section {sort_pos: 2}) RETURN s.uri AS uri",
+        doc=uris.document_uri("lib", target.relative_to(root).as_posix()),
+    ).records[0]["uri"]
+    by_bookmark = graph.execute_query("MATCH (:Section {uri: 'lib/linking/index#index'})-[:LINKS_TO]->(t) RETURN t.uri AS uri").records
+    assert [row["uri"] for row in by_bookmark] == [third], "a #bookmark in another Word file lands on the section that holds it"
