@@ -75,8 +75,8 @@ def make_docx(paragraphs: Sequence[Paragraph], title: str = "", properties: dict
     parts["_rels/.rels"] = package.xml()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in parts.items():
-            archive.writestr(name, text)
+        for name, text in parts.items():  # a fixed timestamp: the same paragraphs give the same bytes
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), text, compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
