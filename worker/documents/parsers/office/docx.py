@@ -130,8 +130,9 @@ class _Reader:
         writer = self.writer
         if level is not None and text and not in_cell:
             number = self._number(level) if numbered else ""
-            block = writer.heading(" ".join(text.split()), level, number)
-            block.ids.extend(name for name in gathered.bookmarks if name != "_GoBack")
+            writer.heading(" ".join(text.split()), level, number)
+            for name in gathered.bookmarks:  # the heading's own block is the one in force now
+                writer.bookmark(name)
             for href, link_text in gathered.links:
                 writer.link(href, link_text)
             self._nested(gathered)

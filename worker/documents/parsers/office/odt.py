@@ -73,8 +73,9 @@ class _Reader:
         title = " ".join("".join(parts).split())
         if not title:
             return
-        block = self.writer.heading(title, _count(attribute(element, "outline-level")), number if re.fullmatch(r"\d+(?:\.\d+)*", number) else "")
-        block.ids.extend(bookmarks)
+        self.writer.heading(title, _count(attribute(element, "outline-level")), number if re.fullmatch(r"\d+(?:\.\d+)*", number) else "")
+        for name in bookmarks:  # the heading's own block is the one in force now
+            self.writer.bookmark(name)
         for href, text in links:
             self.writer.link(href, text)
 
