@@ -275,6 +275,7 @@ SPEC = ShapeSpec(
     "narrows where it occurs; with a uri, a column narrows its values. A column's gaps are ranked by rows in the field.",
     params=BridgeParams,
     output=BridgeResult,
+    refers={"uri": "outline", "table": "table"},
     run=lambda shapes, p: shapes.bridge(p.value or None, p.uri or None, p.column or None),
     render=render,
     rows=("bridged", "columns", "mentions", "values", "unmentioned", "unseen"),

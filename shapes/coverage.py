@@ -121,6 +121,7 @@ SPEC = ShapeSpec(
     guide="An exact token match, so a gap is proved: similarity search cannot do that.",
     params=CoverageParams,
     output=CoverageResult,
+    refers={"uris": "outline"},
     run=lambda shapes, p: coverage(shapes.driver, shapes.database, p.terms, p.under or None),
     render=render,
     rows=("missing", "found"),

@@ -211,6 +211,7 @@ SPEC = ShapeSpec(
     guide="Declared keys first, then joins learned from the query log by confidence.",
     params=JoinPathParams,
     output=JoinPath,
+    refers={"source": "table", "target": "table", "left": "table", "right": "table"},
     run=lambda shapes, p: shapes.join_paths(p.table_a, p.table_b, p.max_hops),
     render=render,
     rows=("hops",),

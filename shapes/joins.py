@@ -108,6 +108,7 @@ SPEC = ShapeSpec(
     guide="Each learned join has its executions, distinct queries and users, and a confidence; queries naming columns their tables lack are listed apart.",
     params=JoinsParams,
     output=JoinListing,
+    refers={"left": "column", "right": "column"},
     run=lambda shapes, p: shapes.joins(p.table or "", p.min_confidence),
     render=render,
     rows=("declared", "learned", "unresolved_examples"),

@@ -96,6 +96,7 @@ SPEC = ShapeSpec(
     guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document.",
     params=LinksParams,
     output=LinkListing,
+    refers={"source": "outline", "target": "outline"},
     run=lambda shapes, p: shapes.links(p.broken, p.under or ""),
     render=render,
     rows=("rows",),

@@ -263,6 +263,7 @@ SPEC = ShapeSpec(
     "use it to read a document's structure or follow its references. URIs feed back into outline and search's under.",
     params=OutlineParams,
     output=Outline,
+    refers={"root": "outline", "uri": "outline"},
     run=lambda shapes, p: shapes.outlines(p.uri or None, p.depth),
     render=render,
     rows=("rows",),

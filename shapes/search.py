@@ -146,6 +146,7 @@ SPEC = ShapeSpec(
     guide="Still k hits inside the scope. Pass expand with synonyms you know; each hit has its URI, breadcrumb and a highlighted snippet.",
     params=SearchParams,
     output=SearchResult,
+    refers={"uri": "outline"},
     run=lambda shapes, p: search(shapes.driver, shapes.database, p.query, p.under or None, p.k, p.expand),
     render=render,
     rows=("hits",),

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec, Words
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import NotFound, ShapeError
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
     BUSINESS_TERM_INDEX,
@@ -156,33 +156,45 @@ class TableContextShape:
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
         details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners)}
         tables = [
-            TableContext(
-                id=table_id,
-                name=row["name"],
-                kind=row["kind"],
-                description=row["description"],
-                score=round(fused[table_id], 5),
-                found_by=arms[table_id],
-                via_terms=via.get(table_id, []),
-                terms=sorted(row["terms"]),
-                columns=row["columns"],
-                declared_joins=row["declared"],
-                learned_joins=row["learned"],
-            )
+            self._context(table_id, row, round(fused[table_id], 5), arms[table_id], via.get(table_id, []))
             for table_id in best
             if (row := details.get(table_id)) is not None
         ]
         return TablesResult(question, list(rankings), tables)
+
+    @staticmethod
+    def _context(table_id: str, row: Any, score: float, found_by: list[str], via: list[str]) -> TableContext:
+        return TableContext(
+            id=table_id,
+            name=row["name"],
+            kind=row["kind"],
+            description=row["description"],
+            score=score,
+            found_by=found_by,
+            via_terms=via,
+            terms=sorted(row["terms"]),
+            columns=row["columns"],
+            declared_joins=row["declared"],
+            learned_joins=row["learned"],
+        )
+
+    def one(self, table_id: str, partners: int = 8) -> TablesResult:
+        """One table's context by its id (its resource, lakegraph://tables/<id>)."""
+        found = self._run(DETAILS, ids=[table_id], partners=partners)
+        if not found:
+            raise NotFound(f"no table {table_id!r}: table ids are as table_context and join_path give them")
+        return TablesResult(table_id, ["id"], [self._context(table_id, found[0], 0.0, [], [])])
 
     def _run(self, query: str, **params: object) -> list:
         return self.driver.execute_query(query, params, database_=self.database).records
 
 
 def render(result: TablesResult) -> str:
-    lines = [f"{len(result.tables)} tables for {result.question!r} (fused by rank from: {', '.join(result.arms)})"]
+    by_id = result.arms == ["id"]  # one table asked for by its id: no ranking to report
+    lines = [f"table {result.question}" if by_id else f"{len(result.tables)} tables for {result.question!r} (fused by rank from: {', '.join(result.arms)})"]
     for table in result.tables:
         found = ", ".join(table.found_by) + (f"; via term {', '.join(table.via_terms)}" if table.via_terms else "")
-        lines.append(f"\n{table.id}  [{table.kind.lower()}]  score {table.score:.4f}  (found by {found})")
+        lines.append(f"\n{table.id}  [{table.kind.lower()}]" + ("" if by_id else f"  score {table.score:.4f}  (found by {found})"))
         if table.description:
             lines.append(f"  {table.description}")
         if table.terms:
@@ -209,15 +221,34 @@ class TableContextParams(Params):
     k: int = Field(5, ge=1, le=MAX_K, description="Tables to return")
 
 
+class TableParams(Params):
+    table: Words = Field(description="A table's id as table_context, join_path or joins gave it: warehouse.service.work_orders", max_length=MAX_QUESTION)
+
+
 SPEC = ShapeSpec(
     name="table_context",
     purpose="The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
     guide="Business terms, names and descriptions, and vectors when configured, fused by rank; then join_path and run_sql.",
     params=TableContextParams,
     output=TablesResult,
+    refers={"id": "table"},
     run=lambda shapes, p: shapes.table_context(p.question, p.k),
     render=render,
     rows=("tables",),
     needs="tables",
     arguments=("question",),
+)
+
+TABLE_SPEC = ShapeSpec(
+    name="table",
+    purpose="One warehouse table by its id: columns, keys, real join partners and tagged terms.",
+    guide="For a table an earlier answer named (its resource, lakegraph://tables/<id>, can be watched); to find tables, table_context.",
+    params=TableParams,
+    output=TablesResult,
+    refers={"id": "table"},
+    run=lambda shapes, p: shapes.table_context.one(p.table),
+    render=render,
+    rows=("tables",),
+    needs="tables",
+    arguments=("table",),
 )

@@ -23,6 +23,7 @@ from worker.settings import Settings
 if TYPE_CHECKING:
     from worker.bridge.refresh import BridgeRefresh, BridgeReport
     from worker.documents.sync import DocumentSync
+    from worker.shared.changes import Announcer
     from worker.themes.runner import ThemeRunner
     from worker.warehouse.load import Progress, WarehouseLoadReport
     from worker.warehouse.query_graph import QueryGraph
@@ -51,7 +52,7 @@ class Components:
     def documents(self) -> DocumentSync:
         from worker.documents.sync import DocumentSync
 
-        return DocumentSync(self.settings, self.driver, self.database)
+        return DocumentSync(self.settings, self.driver, self.database, self.announce)
 
     @cached_property
     def warehouse(self) -> WarehouseSync:
@@ -59,7 +60,7 @@ class Components:
         relearns the query log through the process's one query graph."""
         from worker.warehouse.sync import WarehouseSync
 
-        return WarehouseSync(self.settings, self.driver, self.database, after_table=self.bridge.refresh, queries=self.query_graph)
+        return WarehouseSync(self.settings, self.driver, self.database, after_table=self.bridge.refresh, queries=self.query_graph, announce=self.announce)
 
     @cached_property
     def bridge(self) -> BridgeRefresh:
@@ -72,7 +73,14 @@ class Components:
         """One per process: it keeps the resolved query shapes across tasks."""
         from worker.warehouse.query_graph import QueryGraph
 
-        return QueryGraph(self.driver, self.database, self.settings.warehouse.sql_dialect)
+        return QueryGraph(self.driver, self.database, self.settings.warehouse.sql_dialect, self.announce)
+
+    @cached_property
+    def announce(self) -> Announcer:
+        """The process's one announcer of committed changes (worker/shared/changes.py)."""
+        from worker.shared.changes import announcer
+
+        return announcer(self.settings)
 
     def load_warehouse(self, progress: Progress = lambda stage, done, total: None) -> tuple[WarehouseLoadReport, BridgeReport]:
         """The one-shot warehouse load (`load warehouse`, the demo): every schema, the glossary, the
@@ -89,4 +97,4 @@ class Components:
     def themes(self) -> ThemeRunner:
         from worker.themes.runner import ThemeRunner
 
-        return ThemeRunner(self.settings, self.driver, self.database)
+        return ThemeRunner(self.settings, self.driver, self.database, self.announce)

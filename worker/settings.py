@@ -221,6 +221,7 @@ class ServeSettings(Section):
     port: int = Field(ge=0, le=65535)
     token: SecretStr
     tools_refresh_interval: float = Field(gt=0)
+    notify_interval: float = Field(gt=0)
     cli_via_server: bool
 
 

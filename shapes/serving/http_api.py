@@ -24,9 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from shapes.freshness import Freshness
 from shapes.serving.metrics import REGISTRY
-from shapes.serving.service import Shapes
+from shapes.serving.service import Shapes, answer_type
 from shapes.spec import ShapeSpec, value_kind
 from shapes.spec.exceptions import ShapeError, TooLarge
 from shapes.spec.registry import SPECS
@@ -81,19 +80,15 @@ def _handler(shapes: Shapes, spec: ShapeSpec) -> Callable[[Request], Awaitable[R
             return JSONResponse({"error": f"unavailable: {failed}"}, status_code=503)
         if output == "text":
             return PlainTextResponse(answer.text())
-        return Response(json.dumps(answer.data(), default=str), media_type="application/json")
+        return Response(answer.json(), media_type="application/json")
 
     return handle
 
 
-def _answer_schema(output: type, components: dict[str, Any]) -> dict[str, Any]:
-    """The answer's JSON schema: the shape's result with its freshness; shared parts go to components."""
-    schema = TypeAdapter(output).json_schema(ref_template=REF)
+def _answer_schema(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
+    """The answer's JSON schema (the MCP tool's outputSchema); shared parts go to components."""
+    schema = TypeAdapter(answer_type(spec)).json_schema(ref_template=REF)
     components.update(schema.pop("$defs", {}))
-    freshness = TypeAdapter(Freshness).json_schema(ref_template=REF)
-    components.update(freshness.pop("$defs", {}))
-    components["Freshness"] = freshness
-    schema["properties"]["freshness"] = {"$ref": REF.format(model="Freshness")}
     return schema
 
 
@@ -101,7 +96,7 @@ def _operation(spec: ShapeSpec, components: dict[str, Any]) -> dict[str, Any]:
     schema = spec.model.model_json_schema()
     properties = {**schema.get("properties", {}), "format": FORMAT}
     required = schema.get("required", [])
-    answer = _answer_schema(spec.output, components)
+    answer = _answer_schema(spec, components)
     operation: dict[str, Any] = {
         "operationId": spec.name,
         "summary": spec.purpose,

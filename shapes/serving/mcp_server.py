@@ -1,10 +1,19 @@
-"""The MCP server: one tool per shape, offered only while it can answer.
+"""The MCP server: one tool per shape, offered only while it can answer, and the resources an agent
+watches (shapes/serving/resources.py), with change notifications.
 
 Which tools exist follows what exists (indexes online, documents or tables loaded, a warehouse
 configured); it is re-evaluated every `serve.tools_refresh_interval` seconds and a change is
 announced to clients listening for `tools_list_changed`. Tool descriptions teach an agent when
-to reach for each. A shape's refusal (unknown URI, write attempt, …) comes back as a tool error
-in one line, never a stack trace.
+to reach for each. Every tool declares its answer's JSON schema (`answer_type`, the same one the
+OpenAPI document gives) and returns the answer as `structuredContent`, its text rendering (or
+JSON, with `format=json`) for clients that read text, and a resource link to each document,
+section, table and theme it names. A shape's refusal (unknown URI, write attempt, …) comes back
+as a tool error in one line, never a stack trace.
+
+Subscriptions: a 2026-07-28 client opens `subscriptions/listen` with the resource URIs it watches;
+a 2025 client (sessions) sends `resources/subscribe`. Either way an unknown URI is refused with
+its name and nothing is registered, and the replica's change feed (shapes/serving/change_feed.py)
+notifies each watched URI when its answer moved.
 """
 
 from __future__ import annotations
@@ -18,21 +27,25 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.subscriptions import ToolsListChanged
-from mcp_types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp_types import INVALID_PARAMS, CallToolResult, EmptyResult, ResourceLink, SubscribeRequestParams, TextContent, ToolAnnotations, UnsubscribeRequestParams
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, WithJsonSchema
 
-from shapes.serving.service import Answer, Shapes
+from shapes.serving import resources
+from shapes.serving.change_feed import ChangeFeed, stream_client
+from shapes.serving.service import Answer, Shapes, answer_type
 from shapes.spec import ShapeSpec
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import NotFound, ShapeError
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.session import ServerSession
 
 log = logging.getLogger(__name__)
 Format = Annotated[Literal["text", "json"], Field(description="text (compact, for reading) or json (structured)")]
@@ -46,22 +59,34 @@ identifier is documented nowhere. Every answer ends with how fresh the graph is.
 can be fed back to `outline` and to `search`'s `under`."""
 
 
-def _answer(call: Callable[[], Answer], output: str) -> str:
+NOTIFY_SECONDS = 5.0  # a 2025 session that takes longer to accept a notification is dropped
+
+
+def _answer(call: Callable[[], Answer], output: str) -> CallToolResult:
     try:
-        result = call()
+        answer = call()
     except ShapeError as refused:
         raise ToolError(str(refused)) from None
     except LakegraphError as failed:
         raise ToolError(f"unavailable: {failed}") from None
-    return json.dumps(result.data(), default=str) if output == "json" else result.text()
+    data = answer.json()
+    linked = resources.links(SPECS[answer.shape], answer.result)
+    return CallToolResult(
+        content=[
+            TextContent(text=data if output == "json" else answer.text()),
+            *(ResourceLink(uri=uri, name=name, mime_type="application/json") for uri, name in linked.items()),
+        ],
+        structured_content=json.loads(data),
+    )
 
 
-def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., str]:
+def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., CallToolResult]:
     """The shape as a tool function whose signature the SDK reads as the tool's input schema: each
     parameter advertises its spec's schema but lets any value through, so the spec's model alone
-    checks it and a refusal reads as it does on the CLI and over HTTP."""
+    checks it and a refusal reads as it does on the CLI and over HTTP. Its return annotation names
+    the answer's type, from which the SDK publishes the outputSchema and checks every answer."""
 
-    def call(format: str = "text", **params: Any) -> str:
+    def call(format: str = "text", **params: Any) -> CallToolResult:
         return _answer(lambda: shapes.ask(spec.name, **params), format)
 
     schemas = spec.model.model_json_schema()["properties"]
@@ -75,9 +100,41 @@ def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., str]:
         for name, field in spec.fields().items()
     ]
     parameters.append(inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, annotation=Format, default="text"))
-    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    returns = Annotated[CallToolResult, answer_type(spec)]
+    call.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    call.__annotations__ = {**{parameter.name: parameter.annotation for parameter in parameters}, "return": returns}
     call.__name__ = spec.name
     return call
+
+
+def resource_function(shapes: Shapes, resource: resources.ResourceSpec) -> Callable[..., str]:
+    """The resource as a function of its template's values (the SDK matches the names): the shape's
+    JSON answer, or a resource error in the shape's words."""
+
+    def read(**values: str | None) -> str:
+        try:
+            answer = shapes.ask(resource.shape, **resource.params({name: value for name, value in values.items() if value}))
+        except NotFound as missing:
+            raise ResourceNotFoundError(str(missing)) from None
+        except ShapeError as refused:
+            raise ResourceError(str(refused)) from None
+        except LakegraphError as failed:
+            raise ResourceError(f"unavailable: {failed}") from None
+        return answer.json()
+
+    template = resource.template
+    queried = set(template.query_variable_names) if template else set()
+    kinds = {name: str | None if name in queried else str for name in (template.variable_names if template else ())}
+    read.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=None if name in queried else inspect.Parameter.empty)
+            for name, kind in kinds.items()
+        ],
+        return_annotation=str,
+    )
+    read.__annotations__ = {**kinds, "return": str}  # pydantic reads the hints, the SDK the signature
+    read.__name__ = resource.name.replace(" ", "_")
+    return read
 
 
 class LakegraphMCP:
@@ -85,11 +142,20 @@ class LakegraphMCP:
 
     def __init__(self, shapes: Shapes) -> None:
         self.shapes = shapes
+        self.feed = ChangeFeed(shapes, stream_client(shapes.settings), self.notify, shapes.settings.serve.notify_interval)
         self.bus = InMemorySubscriptionBus()
-        self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools])
+        self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools, self._watched])
         self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
         self.lock = threading.Lock()
+        self.sessions: dict[ServerSession, set[str]] = {}  # 2025 clients: what each session subscribed to
+        for resource in resources.RESOURCES:
+            self.server.resource(resource.uri, name=resource.name, description=resource.description, mime_type="application/json")(
+                resource_function(shapes, resource)
+            )
+        lowlevel = self.server._lowlevel_server  # the 2025 subscribe methods have no MCPServer registration
+        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
+        lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
 
     def wanted(self) -> set[str]:
         return self.shapes.available()
@@ -108,7 +174,7 @@ class LakegraphMCP:
                 self.functions[name],
                 name=name,
                 description=SPECS[name].description,
-                structured_output=False,
+                structured_output=True,
                 annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
             )
         changed = wanted != self.offered
@@ -127,6 +193,57 @@ class LakegraphMCP:
                 log.warning("tool list not refreshed: %s", failed)
         return await call_next(ctx)
 
+    async def _watched(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        """A listen stream's resource URIs are checked before it opens and watched while it is open."""
+        if ctx.method != "subscriptions/listen":
+            return await call_next(ctx)
+        wanted = (ctx.params or {}).get("notifications", {}).get("resourceSubscriptions") or []
+        uris = [_known(uri) for uri in wanted]
+        for uri in uris:
+            self._watch(uri)
+        try:
+            return await call_next(ctx)
+        finally:
+            for uri in uris:
+                self._unwatch(uri)
+
+    def _watch(self, uri: str) -> None:
+        self.feed.watch(uri)
+
+    def _unwatch(self, uri: str) -> None:
+        self.feed.unwatch(uri)
+
+    async def _subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
+        uri = _known(str(params.uri))
+        held = self.sessions.setdefault(ctx.session, set())
+        if uri not in held:
+            held.add(uri)
+            self._watch(uri)
+        return EmptyResult()
+
+    async def _unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
+        held = self.sessions.get(ctx.session, set())
+        if str(params.uri) in held:
+            held.discard(str(params.uri))
+            self._unwatch(str(params.uri))
+        return EmptyResult()
+
+    async def notify(self, uri: str) -> None:
+        """Tell every subscriber of `uri` on this replica: listen streams through the bus (each
+        bounded: a stream that stops reading is ended by the SDK), 2025 sessions directly (one that
+        does not take it within NOTIFY_SECONDS, or is gone, is dropped with its subscriptions)."""
+        await self.bus.publish(ResourceUpdated(uri=uri))
+        for session, held in list(self.sessions.items()):
+            if uri not in held:
+                continue
+            try:
+                with anyio.fail_after(NOTIFY_SECONDS):
+                    await session.send_resource_updated(uri)
+            except Exception as failed:  # closed, broken or stalled: that session alone is dropped
+                log.info("a session's subscriptions dropped (%s): %s", type(failed).__name__, ", ".join(sorted(held)))
+                for gone in self.sessions.pop(session, set()):
+                    self._unwatch(gone)
+
     async def keep_tools_current(self, interval: float) -> None:
         """Re-evaluate the tool list forever; announce each change to listening clients."""
         while True:
@@ -143,8 +260,22 @@ class LakegraphMCP:
                 log.info("tools now: %s", ", ".join(sorted(self.offered)))
                 await self.bus.publish(ToolsListChanged())
 
-    async def run_stdio(self, interval: float) -> None:
+    async def keep_current(self) -> None:
+        """The tool list and the watched resources, kept current until cancelled."""
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self.keep_tools_current, interval)
+            tasks.start_soon(self.keep_tools_current, self.shapes.settings.serve.tools_refresh_interval)
+            tasks.start_soon(self.feed.run)
+
+    async def run_stdio(self) -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.keep_current)
             await self.server.run_stdio_async()
             tasks.cancel_scope.cancel()
+
+
+def _known(uri: Any) -> str:
+    """A resource URI of the catalogue, else an MCP error naming it and the forms there are."""
+    if not isinstance(uri, str) or not resources.known(uri):
+        forms = ", ".join(resource.uri for resource in resources.RESOURCES)
+        raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}: lakegraph serves {forms}", {"uri": uri})
+    return uri

@@ -70,7 +70,7 @@ def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: 
                 yield
                 return
             async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
-                tasks.start_soon(mcp.keep_tools_current, settings.serve.tools_refresh_interval)
+                tasks.start_soon(mcp.keep_current)
                 yield
                 tasks.cancel_scope.cancel()
         finally:

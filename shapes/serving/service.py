@@ -9,10 +9,11 @@ decides what tools to offer. Calls are counted and timed for /metrics.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
-from functools import cached_property
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from functools import cache, cached_property
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -63,7 +64,24 @@ class Answer:
         return "\n\n".join(part for part in (self.render(self.result), render_page(self.page), freshness_shape.render(self.freshness)) if part)
 
     def data(self) -> dict:
+        """The answer as `answer_type(spec)` declares it: the result's fields, its page, its freshness."""
         return {**asdict(self.result), "page": asdict(self.page), "freshness": asdict(self.freshness)}
+
+    def json(self) -> str:
+        return json.dumps(self.data(), default=str)
+
+
+@cache
+def answer_type(spec: ShapeSpec) -> type:
+    """The whole answer's type: the shape's result with the page it shows and how fresh the graph
+    is. The MCP tool's outputSchema and the OpenAPI response are both read from it."""
+    return make_dataclass(
+        f"{spec.output.__name__}Answer",
+        [("page", Page, field(kw_only=True)), ("freshness", freshness_shape.Freshness, field(kw_only=True))],
+        bases=(spec.output,),
+        frozen=True,
+        namespace={"__module__": spec.output.__module__, "__doc__": f"The {spec.name} answer: {spec.purpose}"},
+    )
 
 
 def render_page(page: Page) -> str:

@@ -10,8 +10,8 @@ refusal worded, the same way everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse", "values"]
+# What a field of an answer names, so the answer can link to its resource: a place in the library
+# (a library, folder, document or section: its outline), a table, a column (its table) or a theme.
+Refers = Literal["outline", "table", "column", "theme"]
 MIN_TOKENS, MAX_TOKENS = 200, 1_000_000
 # Forms a text parameter must have, each with what a refusal says (the OpenAPI and MCP schemas carry
 # the patterns, and the model refuses what they refuse, in these words).
@@ -71,6 +74,8 @@ class ShapeSpec:
     needs: Needs = "graph"
     arguments: tuple[str, ...] = ()  # fields the CLI takes positionally, in this order
     method: Literal["GET", "POST"] = "GET"  # POST where a parameter is a query text or an object
+    # Answer fields, at any depth, whose values name something with a resource (shapes/serving/resources.py)
+    refers: Mapping[str, Refers] = field(default_factory=dict, hash=False)
 
     @property
     def command(self) -> str:

@@ -52,6 +52,11 @@ SHAPES: dict[str, Entry] = {
         "shapes.table_context:SPEC",
         "The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
     ),
+    "table": Entry(
+        "table",
+        "shapes.table_context:TABLE_SPEC",
+        "One warehouse table by its id: columns, keys, real join partners and tagged terms.",
+    ),
     "join_path": Entry(
         "join-path",
         "shapes.join_path:SPEC",

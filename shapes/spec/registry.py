@@ -21,6 +21,7 @@ HOMES = (
     "shapes.themes:SPEC",
     "shapes.themes:CHANGES_SPEC",
     "shapes.table_context:SPEC",
+    "shapes.table_context:TABLE_SPEC",
     "shapes.join_path:SPEC",
     "shapes.joins:SPEC",
     "shapes.run_sql:SPEC",

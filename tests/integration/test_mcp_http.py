@@ -28,7 +28,7 @@ from worker.documents.sync import DocumentSync
 from worker.runtime.processes import stop_pid
 
 pytestmark = pytest.mark.timeout(240)
-ALL_TOOLS = ["bridge", "coverage", "cypher", "freshness", "join_path", "joins", "links", "outline", "run_sql", "schema", "search", "table_context"]
+ALL_TOOLS = ["bridge", "coverage", "cypher", "freshness", "join_path", "joins", "links", "outline", "run_sql", "schema", "search", "table", "table_context"]
 COUNTS = "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS edges"
 
 
@@ -258,5 +258,5 @@ def test_tool_list_follows_what_exists_and_is_announced(served: Served, driver: 
             return without, again
 
     without, again = anyio.run(main)
-    assert without == ["bridge", "cypher", "freshness", "join_path", "joins", "run_sql", "schema", "table_context"]
+    assert without == ["bridge", "cypher", "freshness", "join_path", "joins", "run_sql", "schema", "table", "table_context"]
     assert again == ALL_TOOLS

@@ -228,6 +228,7 @@ def test_available_shapes_follow_what_exists(shapes: Shapes) -> None:
         "bridge",
         "links",
         "table_context",
+        "table",
         "join_path",
         "joins",
         "run_sql",

@@ -98,3 +98,8 @@ def test_the_readme_shapes_table_is_current() -> None:
 
 def test_the_command_index_is_current() -> None:
     assert docs.INDEX.read_text() == docs.index(), "shapes/spec/index.py is stale: run `python -m shapes.spec.docs`"
+
+
+def test_the_resource_catalogue_in_the_docs_is_current() -> None:
+    page = docs.SHAPES_DOC.read_text()
+    assert docs.with_catalogue(page) == page, "docs/shapes.md's resource catalogue is stale: run `python -m shapes.spec.docs`"

@@ -44,7 +44,7 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
             mcp.sync_tools()
         if mcp_transport == "stdio":
             assert mcp is not None
-            anyio.run(mcp.run_stdio, settings.serve.tools_refresh_interval)
+            anyio.run(mcp.run_stdio)
             return
         sock = listen(settings.serve.host, settings.serve.port)
         bound_host, bound_port = sock.getsockname()[:2]

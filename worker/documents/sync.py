@@ -23,6 +23,7 @@ from worker.documents.source import Skipped, read
 from worker.documents.writer import DocumentWriter, WriteReport
 from worker.graph.schema import Label
 from worker.settings import Settings
+from worker.shared.changes import Announce, announcer
 from worker.task_names import RECONCILE_DOCUMENTS, SYNC_DOCUMENT
 
 SOURCE = "documents"
@@ -68,12 +69,12 @@ class ReconcileReport:
 
 
 class DocumentSync:
-    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+    def __init__(self, settings: Settings, driver: Driver, database: str, announce: Announce | None = None) -> None:
         self.settings = settings
         self.driver = driver
         self.database = database
         self.libraries: dict[str, Library] = {library.name: library for library in libraries(settings)}
-        self.writer = DocumentWriter(driver, database, {name: library.location for name, library in self.libraries.items()})
+        self.writer = DocumentWriter(driver, database, {name: library.location for name, library in self.libraries.items()}, announce or announcer(settings))
 
     @property
     def rules(self) -> DocumentRules:

@@ -9,6 +9,7 @@ of changed sections, links into deleted sections, and UnresolvedLinks waiting fo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -25,6 +26,7 @@ from worker.graph.content import content_hash
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import stamp
+from worker.shared.changes import Announce, Change
 
 
 @dataclass
@@ -221,10 +223,12 @@ STORED_SOURCE = f"MATCH (d:{Label.DOCUMENT} {{uri: $uri}}) RETURN d.relpath AS r
 
 
 class DocumentWriter:
-    def __init__(self, driver: Driver, database: str, roots: dict[str, str]) -> None:
+    def __init__(self, driver: Driver, database: str, roots: dict[str, str], announce: Announce | None = None) -> None:
+        """`announce` hears which documents each committed write changed (worker/shared/changes.py)."""
         self.driver = driver
         self.database = database
         self.roots = roots  # library → where it lives (Library.location), for source_path
+        self.announce = announce
         self.mentions = MentionIndex()
 
     @cached_property
@@ -243,9 +247,16 @@ class DocumentWriter:
         transaction fails on the uri constraint and simply runs again, now seeing the winner's."""
         with self._session() as session:
             try:
-                return session.execute_write(self._write, records, defer_links)
+                report = session.execute_write(self._write, records, defer_links)
             except ConstraintError:
-                return session.execute_write(self._write, records, defer_links)
+                report = session.execute_write(self._write, records, defer_links)
+        self._announce(report.written)
+        return report
+
+    def _announce(self, uris: Iterable[str]) -> None:
+        keys = tuple(sorted(set(uris)))
+        if keys and self.announce is not None:
+            self.announce(Change("documents", keys))
 
     def rehearse(self, records: list[PreparedDocument]) -> None:
         """Run a write and roll it back: Neo4j plans its queries (about a second each on a cold
@@ -268,7 +279,9 @@ class DocumentWriter:
         """Resolve links deferred by `write`; `resign` the documents afterwards. The links are a
         change of the documents source, stamped with them (cached link listings follow the stamp)."""
         with self._session() as session:
-            return session.execute_write(_resolve_and_stamp, rows)
+            resolution = session.execute_write(_resolve_and_stamp, rows)
+        self._announce(row.source_document for row in rows)
+        return resolution
 
     def resign(self, document_uris: set[str]) -> None:
         """Re-sign documents' links after deferred resolution (see link_version), in batches."""
@@ -285,6 +298,7 @@ class DocumentWriter:
                 done = session.execute_write(self._delete, list(batch), dying)
                 report.deleted += done.deleted
                 report.absorb(done)
+        self._announce(report.deleted)
         return report
 
     def delete_under(self, folder_uri: str) -> WriteReport:
@@ -292,6 +306,7 @@ class DocumentWriter:
         report = self.delete(self.uris_under(folder_uri))
         with self._session() as session:
             session.execute_write(lambda tx: tx.run(PRUNE_FOLDERS, uris=[folder_uri]).consume())
+        self._announce([folder_uri])
         return report
 
     def forget_library(self, name: str) -> WriteReport:
@@ -301,6 +316,7 @@ class DocumentWriter:
         report = self.delete(found)
         with self._session() as session:
             session.execute_write(lambda tx: tx.run(DELETE_LIBRARY, library=name).consume())
+        self._announce([name])
         return report
 
     def uris_under(self, folder_uri: str) -> list[str]:

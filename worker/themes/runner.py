@@ -25,6 +25,7 @@ from worker.graph.batches import rows_per_batch
 from worker.graph.schema import Label, Rel
 from worker.graph.theme_store import theme_number
 from worker.settings import Settings
+from worker.shared.changes import Announce, Change, announcer
 from worker.themes import frontier, write
 from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
 from worker.themes.identity import assign_ids, changes
@@ -83,12 +84,14 @@ class Seen:
 
 
 class ThemeRunner:
-    def __init__(self, settings: Settings, driver: Driver, database: str) -> None:
+    def __init__(self, settings: Settings, driver: Driver, database: str, announce: Announce | None = None) -> None:
+        """`announce` hears of each run that landed (worker/shared/changes.py)."""
         self.settings = settings
         self.driver = driver
         self.database = database
         self.seen: Seen | None = None
         self.writer = ThemesWrite(driver, database)
+        self.announce = announce or announcer(settings)
 
     def engine(self) -> Engine:
         choice = self.settings.themes.engine
@@ -179,6 +182,7 @@ class ThemeRunner:
         summaries = self._summaries(graph, themes, previous, summarized, moving)
         differences = write.plan(previous, themes, summaries, summarized)
         self.writer.apply(differences, current, run_id, started.isoformat(), gamma, props, write.marks(graph))
+        self.announce(Change("themes"))
         self.seen = Seen(run_id, counters.deletions, graph, themes, summaries)
         report.seconds = round(time.monotonic() - began, 3)  # the whole run, the write included
         return report

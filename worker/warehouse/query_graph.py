@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from neo4j import Driver, ManagedTransaction
 from neo4j.exceptions import ConstraintError
@@ -31,6 +32,7 @@ from worker.graph.locks import lock_query_log
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import stamp
 from worker.graph.stamps import version as freshness_version
+from worker.shared.changes import Announce, Change
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, fingerprint, known_dialect
 from worker.warehouse.query_log import Execution, absorb
@@ -128,6 +130,7 @@ class RelearnReport:
     pairs: int = 0
 
 
+ReportT = TypeVar("ReportT", QueryLogReport, RelearnReport)
 Run = tuple[str, str]  # a counted run of a query: its user and time
 
 
@@ -135,9 +138,11 @@ class QueryGraph:
     """Absorbs query events; keeps the resolved shapes, and the schema they were resolved against,
     in memory until a metadata write moves the schema's version."""
 
-    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery") -> None:
+    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery", announce: Announce | None = None) -> None:
+        """`announce` hears of each committed change to the learned joins (worker/shared/changes.py)."""
         self.driver = driver
         self.database = database
+        self.announce = announce
         self.dialect = known_dialect(dialect)
         self.cache: dict[str, Extraction] = {}
         self._schema: tuple[object, SchemaIndex] | None = None
@@ -166,7 +171,8 @@ class QueryGraph:
         while True:
             try:
                 with self.driver.session(database=self.database) as session:
-                    return session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat())
+                    report = session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat())
+                return self._announced(report, report.runs + report.failed)
             except ConstraintError:
                 attempts_left -= 1
                 if not attempts_left:
@@ -179,7 +185,14 @@ class QueryGraph:
             return RelearnReport()  # the usual case: a table event costs one lookup, no schema read
         schema = self.schema()
         with self.driver.session(database=self.database) as session:
-            return session.execute_write(self._relearn, schema, (now or datetime.now(UTC)).isoformat())
+            report = session.execute_write(self._relearn, schema, (now or datetime.now(UTC)).isoformat())
+        return self._announced(report, report.runs)
+
+    def _announced(self, report: ReportT, changed: int) -> ReportT:
+        """Learned joins belong to the tables they join: any table's context may have moved."""
+        if changed and self.announce is not None:
+            self.announce(Change("query-log"))
+        return report
 
     def _absorb(self, tx: ManagedTransaction, events: list[QueryEvent], now: str) -> QueryLogReport:
         report = QueryLogReport()

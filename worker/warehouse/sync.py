@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Final
 
 from neo4j import Driver
 
@@ -12,6 +13,7 @@ from worker import problems
 from worker.embedding.factory import embedder
 from worker.exceptions import LakegraphError
 from worker.settings import Settings
+from worker.shared.changes import Announce, Change, announcer
 from worker.task_names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
@@ -19,7 +21,7 @@ from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
-SOURCE = "warehouse"
+SOURCE: Final = "warehouse"
 
 
 class WarehouseSync:
@@ -30,17 +32,20 @@ class WarehouseSync:
         database: str,
         after_table: Callable[[str, str], object] = lambda schema, table: None,
         queries: QueryGraph | None = None,
+        announce: Announce | None = None,
     ) -> None:
         """`after_table(schema, table)` runs after each table event is applied: the composition root
         (worker/components.py) refreshes that table's bridged values there, and passes the process's
-        one `queries` (the query log's graph, whose resolved shapes the audit tasks share)."""
+        one `queries` (the query log's graph, whose resolved shapes the audit tasks share) and its one
+        `announce` (worker/shared/changes.py)."""
         self.settings = settings
         self.driver = driver
         self.database = database
         self.after_table = after_table
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
-        self.queries = queries or QueryGraph(driver, database, settings.warehouse.sql_dialect)
+        self.announce = announce or announcer(settings)
+        self.queries = queries or QueryGraph(driver, database, settings.warehouse.sql_dialect, self.announce)
         model = embedder(settings)
         self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
 
@@ -48,6 +53,7 @@ class WarehouseSync:
         """One table re-read (created, altered or dropped: a dropped table's snapshot is empty),
         then what follows a table event (after_table) — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
+        self.announce(Change(SOURCE, (f"{self.connector.database}.{schema}.{table}",)))
         self.refresh_embeddings()
         self.queries.relearn()
         self.after_table(schema, table)
@@ -56,6 +62,7 @@ class WarehouseSync:
     def sync_schema(self, schema: str) -> MetadataReport:
         """A whole schema re-read: the drift reconcile; tables no longer there are removed."""
         report = self.writer.apply(self.connector.snapshot(schema))
+        self.announce(Change(SOURCE))
         self.refresh_embeddings()
         return report
 
@@ -70,6 +77,7 @@ class WarehouseSync:
         if self.connector.lists_all_schemas:
             for name, gone in self.writer.prune_schemas(self.connector.database, schemas).items():
                 reports[name] = asdict(gone)
+                self.announce(Change(SOURCE))
         return reports
 
     def sync_all(self) -> dict[str, dict]:
@@ -104,6 +112,7 @@ class WarehouseSync:
             problems.record(self.driver, self.database, SOURCE, key, "skipped", str(err), SYNC_GLOSSARY, [])
             return None
         report = glossary.sync(self.driver, self.database, terms)
+        self.announce(Change("glossary"))
         self.refresh_embeddings()
         if reason := report.problem_text("tags matching no single table or column"):
             problems.record(self.driver, self.database, SOURCE, key, "warning", reason, SYNC_GLOSSARY, [])
@@ -140,5 +149,6 @@ class WarehouseSync:
         for name, reason in found.failed.items():
             record(name, "skipped", f"not read, its terms kept as they were: {reason}")
         if synced or removed:
+            self.announce(Change("glossary"))
             self.refresh_embeddings()
         return {"glossaries": synced, "failed": found.failed, "removed": removed}

@@ -1,0 +1,248 @@
+"""From the graph's change stream to this replica's subscribers: which watched resource moved.
+
+Every `serve` process reads the stream the writers append to (worker/shared/changes.py) on its own, so a
+subscriber hears of a change whichever worker made it and whichever replica it is connected to.
+A change names its source and the documents or tables it touched; the catalogue says which
+watched URIs it may move (`resources.affected`), and a resource whose last answer linked to a
+changed document is a candidate too (an outline shows its link targets' names). Each candidate
+is read again and notified only when its answer differs from the one last notified, so the
+notification comes after the state it announces is readable, and a burst of edits coalesces: a
+URI is notified at most once per `serve.notify_interval`, the last time after the final state.
+
+A replica that loses Redis reconnects with backoff and resumes from the last entry it read; then
+every watched URI is read again, so a change made during the outage is notified after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from shapes.serving import resources
+from shapes.spec.exceptions import ShapeError
+from shapes.spec.registry import SPECS
+from worker.exceptions import LakegraphError
+from worker.shared.changes import STREAM, Change
+
+if TYPE_CHECKING:
+    import redis
+
+    from shapes.serving.service import Answer, Shapes
+
+log = logging.getLogger(__name__)
+READ_BLOCK_MS = 1000
+MAX_BACKOFF = 5.0
+UNREAD = "unread"  # the digest of a URI not read since it was first watched: any change notifies it
+
+
+class Watched:
+    """The URIs this replica's subscribers watch (counted: several may watch one), with the digest
+    of each one's last notified answer and the resource URIs that answer linked to."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.digests: dict[str, str] = {}
+        self.linked: dict[str, frozenset[str]] = {}
+
+    def add(self, uri: str) -> None:
+        self.counts[uri] += 1
+        self.digests.setdefault(uri, UNREAD)
+
+    def remove(self, uri: str) -> None:
+        self.counts[uri] -= 1
+        if self.counts[uri] <= 0:
+            del self.counts[uri]
+            self.digests.pop(uri, None)
+            self.linked.pop(uri, None)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.counts
+
+    def uris(self) -> set[str]:
+        return set(self.counts)
+
+    def candidates(self, change: Change) -> set[str]:
+        """What `change` may move: by the catalogue, or through a link of the watched answer."""
+        found = resources.affected(change, self.counts)
+        if change.source == "documents":
+            moved = [resources.outline_uri(key) for key in change.keys]
+            found |= {uri for uri, linked in self.linked.items() if any(link.startswith(prefix) for link in linked for prefix in moved)}
+        return found
+
+
+def digest(answer: Answer) -> str:
+    """The answer without its freshness (which moves with every change anywhere)."""
+    data = {key: value for key, value in answer.data().items() if key != "freshness"}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def read(shapes: Shapes, uri: str) -> tuple[str, frozenset[str]]:
+    """The resource's digest now and what its answer links to; a refusal (a document deleted since)
+    is a state of its own."""
+    found = resources.resolve(uri)
+    if found is None:
+        return "unknown", frozenset()
+    resource, values = found
+    try:
+        answer = shapes.ask(resource.shape, **resource.params(values))
+    except ShapeError as refused:
+        return f"refused: {refused}", frozenset()
+    if resource.shape == "freshness":
+        return f"read at {time.monotonic()}", frozenset()  # its ages move by themselves: every change is news
+    return digest(answer), frozenset(resources.links(SPECS[resource.shape], answer.result))
+
+
+class ChangeFeed:
+    def __init__(
+        self,
+        shapes: Shapes,
+        connect: Callable[[], redis.Redis],
+        notify: Callable[[str], Awaitable[None]],
+        interval: float,
+    ) -> None:
+        self.shapes = shapes
+        self.connect = connect
+        self.notify = notify
+        self.interval = interval
+        self.watched = Watched()
+        self.candidates: set[str] = set()
+        self.last_notified: dict[str, float] = {}
+        self.unlinked: set[str] = set()  # watched, their links not read yet
+        self.wake = anyio.Event()
+
+    def watch(self, uri: str) -> None:
+        if uri not in self.watched:
+            self.unlinked.add(uri)
+            self.wake.set()
+        self.watched.add(uri)
+
+    def unwatch(self, uri: str) -> None:
+        self.watched.remove(uri)
+        if uri not in self.watched:
+            self.last_notified.pop(uri, None)
+
+    async def run(self) -> None:
+        """Forever: read the stream, gather candidates, confirm and notify them."""
+        stream = StreamReader(self.connect)
+        failures = 0
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._notify_forever)
+            while True:
+                try:
+                    changes = await anyio.to_thread.run_sync(stream.read, abandon_on_cancel=True)
+                except Exception as failed:  # Redis down, restarting, or not there yet: retry, then re-check everything
+                    if not _redis_error(failed):
+                        raise
+                    stream.client = None
+                    failures += 1
+                    if failures == 1:
+                        log.warning("change stream unreachable (%s); retrying", failed)
+                    await anyio.sleep(min(MAX_BACKOFF, 0.2 * 2**failures))
+                    continue
+                if failures:
+                    failures = 0
+                    log.warning("change stream back: every watched resource is read again")
+                    self._everything()  # whatever changed during the outage is found by reading
+                for change in changes:
+                    self._absorb(change)
+
+    def _absorb(self, change: Change) -> None:
+        found = self.watched.candidates(change)
+        if found:
+            self.candidates |= found
+            self.wake.set()
+
+    def _everything(self) -> None:
+        self.candidates |= self.watched.uris()
+        self.wake.set()
+
+    async def _notify_forever(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake = anyio.Event()
+            if self.unlinked:
+                await self._read_links()
+            await self._confirm()
+
+    async def _read_links(self) -> None:
+        for uri in sorted(self.unlinked):
+            try:
+                _, linked = await anyio.to_thread.run_sync(read, self.shapes, uri)
+            except LakegraphError as failed:
+                log.warning("links of %s not read: %s", uri, failed)
+                continue
+            self.unlinked.discard(uri)
+            if uri in self.watched:
+                self.watched.linked[uri] = linked
+
+    async def _confirm(self) -> None:
+        """Read each due candidate again; notify those whose answer moved. One not due yet (notified
+        less than `interval` ago) waits for its turn; one that cannot be read now stays a candidate."""
+        now = time.monotonic()
+        due = {uri for uri in self.candidates if now - self.last_notified.get(uri, -self.interval) >= self.interval}
+        later = self.candidates - due
+        self.candidates = later
+        for uri in sorted(due):
+            if uri not in self.watched:
+                continue
+            try:
+                found, linked = await anyio.to_thread.run_sync(read, self.shapes, uri)
+            except Exception as failed:  # the graph is down: the change is still owed
+                log.warning("%s not re-read: %s", uri, failed)
+                self.candidates.add(uri)
+                continue
+            if uri not in self.watched:
+                continue
+            self.watched.linked[uri] = linked
+            if found != self.watched.digests.get(uri):
+                self.watched.digests[uri] = found
+                self.last_notified[uri] = time.monotonic()
+                await self.notify(uri)
+        if self.candidates:
+            wait = min(self.interval - (time.monotonic() - self.last_notified.get(uri, 0.0)) for uri in self.candidates)
+            await anyio.sleep(max(wait, 0.05))
+            self.wake.set()
+
+
+class StreamReader:
+    """Reads the change stream from the entry after the last one it read (from its end, the first
+    time), reconnecting after a failure."""
+
+    def __init__(self, connect: Callable[[], redis.Redis]) -> None:
+        self.connect = connect
+        self.client: redis.Redis | None = None
+        self.last: str | None = None
+
+    def read(self) -> list[Change]:
+        if self.client is None:
+            self.client = self.connect()
+        if self.last is None:
+            newest: Any = self.client.xrevrange(STREAM, count=1)
+            self.last = newest[0][0].decode() if newest else "0-0"
+        found: Any = self.client.xread({STREAM: self.last}, count=1000, block=READ_BLOCK_MS)
+        changes = []
+        for _, rows in found or ():
+            for entry_id, fields in rows:
+                self.last = entry_id.decode()
+                changes.append(Change.decode(fields))
+        return changes
+
+
+def _redis_error(failed: Exception) -> bool:
+    import redis
+
+    return isinstance(failed, redis.RedisError | LakegraphError | OSError)
+
+
+def stream_client(settings: Any) -> Callable[[], redis.Redis]:
+    """The broker's Redis, looked up on each (re)connect: the embedded one may start later."""
+    from worker.runtime import redis_server
+
+    return lambda: redis_server.broker_client(settings, timeout=READ_BLOCK_MS / 1000 + 5)
