@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from shapes.serving import resources
+from shapes.serving.metrics import NOTIFIED, WATCHED
 from shapes.spec.exceptions import ShapeError
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
@@ -122,11 +123,13 @@ class ChangeFeed:
             self.unlinked.add(uri)
             self.wake.set()
         self.watched.add(uri)
+        WATCHED.set(len(self.watched.counts))
 
     def unwatch(self, uri: str) -> None:
         self.watched.remove(uri)
         if uri not in self.watched:
             self.last_notified.pop(uri, None)
+        WATCHED.set(len(self.watched.counts))
 
     async def run(self) -> None:
         """Forever: read the stream, gather candidates, confirm and notify them."""
@@ -204,6 +207,7 @@ class ChangeFeed:
             if found != self.watched.digests.get(uri):
                 self.watched.digests[uri] = found
                 self.last_notified[uri] = time.monotonic()
+                NOTIFIED.inc()
                 await self.notify(uri)
         if self.candidates:
             wait = min(self.interval - (time.monotonic() - self.last_notified.get(uri, 0.0)) for uri in self.candidates)

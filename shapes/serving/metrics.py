@@ -18,3 +18,5 @@ SOURCE_AGE = Gauge("lakegraph_source_age_seconds", "Seconds since the graph last
 SOURCE_QUEUED = Gauge("lakegraph_source_queued", "Events of a source waiting in the queue", ["source"], registry=REGISTRY)
 PROBLEMS_HELD = Gauge("lakegraph_problems_held", "Failed work held in Redis while the graph was down, not yet moved to the graph", registry=REGISTRY)
 PROBLEMS = Gauge("lakegraph_problems", "Parked work by kind (failed, skipped, ...), replayable with `lakegraph errors --replay`", ["kind"], registry=REGISTRY)
+WATCHED = Gauge("lakegraph_watched_resources", "Distinct resource URIs this replica's MCP subscribers watch", registry=REGISTRY)
+NOTIFIED = Counter("lakegraph_resource_notifications", "Resource-updated notifications this replica sent (one per URI, before fan-out)", registry=REGISTRY)

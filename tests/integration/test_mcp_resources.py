@@ -52,9 +52,10 @@ class Replica:
         return httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
 
 
-def start_replica(env: dict[str, str], state: Path) -> Replica:
+def start_replica(env: dict[str, str], state: Path, api: bool = False) -> Replica:
+    """`lakegraph serve --mcp http` (with the HTTP API and /metrics when `api`) on a port of its own."""
     process = subprocess.Popen(
-        [LAKEGRAPH, "serve", "--mcp", "http", "--port", "0"],
+        [LAKEGRAPH, "serve", "--mcp", "http", *(["--http"] if api else []), "--port", "0"],
         env={**env, "LAKEGRAPH_STATE_DIR": str(state), "LAKEGRAPH_SERVE__TOKEN": TOKEN, "LAKEGRAPH_SERVE__NOTIFY_INTERVAL": "0.2"},
         stdout=subprocess.PIPE,
         text=True,
