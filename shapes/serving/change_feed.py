@@ -79,8 +79,11 @@ class Watched:
 
 
 def digest(answer: Answer) -> str:
-    """The answer without its freshness (which moves with every change anywhere)."""
+    """The answer without its freshness (which moves with every change anywhere) and without its
+    cursor (which names the snapshot this read kept: a new one each read; the page's offset,
+    count and total say where it stands)."""
     data = {key: value for key, value in answer.data().items() if key != "freshness"}
+    data["page"] = {key: value for key, value in data["page"].items() if key != "next_cursor"}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 

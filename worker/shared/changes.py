@@ -4,9 +4,10 @@ A writer announces a `Change` after its transaction committed: which source move
 knows, which documents or tables (`keys`; empty means anything of that source). Replicas read the
 stream from where they were (`XREAD`), so each one hears every change whichever worker made it,
 and a replica that lost Redis for a while resumes from its last entry and re-checks what its
-subscribers watch. A writer that cannot reach Redis keeps what it could not announce and sends it
-with its next announcement; past `MAX_PENDING_KEYS` it widens them to "anything of that source",
-so nothing is dropped, only made coarser.
+subscribers watch. A writer that cannot reach its Redis keeps what it could not announce and sends
+it with its next announcement; past `MAX_PENDING_KEYS` it widens them to "anything of that
+source", so nothing is dropped, only made coarser. With no Redis at all (the command line on its
+own) there is nobody to tell, and nothing is kept.
 """
 
 from __future__ import annotations
@@ -80,11 +81,18 @@ class Announcer:
 
         try:
             self.client = self.client or self.connect()
+        except LakegraphError as absent:
+            # No Redis at all (none configured, the embedded one not running): there is no stream,
+            # so no replica can be listening; a replica that later finds Redis reads everything again.
+            log.debug("changes not announced: %s", absent)
+            self.pending.clear()
+            return
+        try:
             pipe = self.client.pipeline(transaction=False)
             for source, keys in self.pending.items():
                 pipe.xadd(STREAM, Change(source, tuple(sorted(keys or ()))).encode(), maxlen=STREAM_LENGTH, approximate=True)
             pipe.execute()
-        except (redis.RedisError, LakegraphError) as failed:
+        except redis.RedisError as failed:
             self.client = None
             log.log(logging.DEBUG if self.failing else logging.WARNING, "changes not announced yet (%s); they go out with the next one", failed)
             self.failing = True
