@@ -20,10 +20,13 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from shapes.serving import resources
 from shapes.serving.metrics import NOTIFIED, WATCHED
@@ -103,17 +106,32 @@ def read(shapes: Shapes, uri: str) -> tuple[str, frozenset[str]]:
     return digest(answer), frozenset(resources.links(SPECS[resource.shape], answer.result))
 
 
+class Signal:
+    """Raised by notifications, lowered by the one waiting for them."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    def raise_(self) -> None:
+        self.event.set()
+
+    async def wait(self, seconds: float) -> bool:
+        """True when raised within `seconds` (and lowered again), False when they passed first."""
+        with anyio.move_on_after(seconds):
+            await self.event.wait()
+            self.event = anyio.Event()
+            return True
+        return False
+
+
 class ChangeFeed:
-    def __init__(
-        self,
-        shapes: Shapes,
-        connect: Callable[[], redis.Redis],
-        notify: Callable[[str], Awaitable[None]],
-        interval: float,
-    ) -> None:
+    """Publishes `ResourceUpdated(uri)` on `bus` for each watched URI whose answer moved: the MCP
+    listen streams, the 2025 sessions and the themes page all hear of changes there."""
+
+    def __init__(self, shapes: Shapes, connect: Callable[[], redis.Redis], interval: float) -> None:
         self.shapes = shapes
         self.connect = connect
-        self.notify = notify
+        self.bus = InMemorySubscriptionBus()
         self.interval = interval
         self.watched = Watched()
         self.candidates: set[str] = set()
@@ -133,6 +151,23 @@ class ChangeFeed:
         if uri not in self.watched:
             self.last_notified.pop(uri, None)
         WATCHED.set(len(self.watched.counts))
+
+    @contextmanager
+    def watching(self, uri: str) -> Iterator[Signal]:
+        """While inside, `uri` is watched and the signal is raised at each of its notifications."""
+        signal = Signal()
+
+        def heard(event: ServerEvent) -> None:
+            if isinstance(event, ResourceUpdated) and event.uri == uri:
+                signal.raise_()
+
+        self.watch(uri)
+        stop = self.bus.subscribe(heard)
+        try:
+            yield signal
+        finally:
+            stop()
+            self.unwatch(uri)
 
     async def run(self) -> None:
         """Forever: read the stream, gather candidates, confirm and notify them."""
@@ -211,7 +246,7 @@ class ChangeFeed:
                 self.watched.digests[uri] = found
                 self.last_notified[uri] = time.monotonic()
                 NOTIFIED.inc()
-                await self.notify(uri)
+                await self.bus.publish(ResourceUpdated(uri=uri))
         if self.candidates:
             wait = min(self.interval - (time.monotonic() - self.last_notified.get(uri, 0.0)) for uri in self.candidates)
             await anyio.sleep(max(wait, 0.05))

@@ -28,15 +28,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp.shared.subscriptions import ResourceUpdated, ServerEvent, ToolsListChanged
 from mcp_types import INVALID_PARAMS, CallToolResult, EmptyResult, ResourceLink, SubscribeRequestParams, TextContent, ToolAnnotations, UnsubscribeRequestParams
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, WithJsonSchema
 
 from shapes.serving import resources
-from shapes.serving.change_feed import ChangeFeed, stream_client
+from shapes.serving.change_feed import ChangeFeed
 from shapes.serving.service import Answer, Shapes, answer_type
 from shapes.spec import ShapeSpec
 from shapes.spec.exceptions import NotFound, ShapeError
@@ -60,6 +59,7 @@ can be fed back to `outline` and to `search`'s `under`."""
 
 
 NOTIFY_SECONDS = 5.0  # a 2025 session that takes longer to accept a notification is dropped
+SESSION_BACKLOG = 1024  # notifications owed to 2025 sessions and not sent yet
 
 
 def _answer(call: Callable[[], Answer], output: str) -> CallToolResult:
@@ -140,10 +140,12 @@ def resource_function(shapes: Shapes, resource: resources.ResourceSpec) -> Calla
 class LakegraphMCP:
     """An MCPServer whose tool list follows `Shapes.available()`."""
 
-    def __init__(self, shapes: Shapes) -> None:
+    def __init__(self, shapes: Shapes, feed: ChangeFeed) -> None:
         self.shapes = shapes
-        self.feed = ChangeFeed(shapes, stream_client(shapes.settings), self.notify, shapes.settings.serve.notify_interval)
-        self.bus = InMemorySubscriptionBus()
+        self.feed = feed
+        self.bus = feed.bus
+        self.owed, self.owing = anyio.create_memory_object_stream[str](SESSION_BACKLOG)  # to 2025 sessions
+        self.bus.subscribe(self._owe)
         self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools, self._watched])
         self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
@@ -228,21 +230,29 @@ class LakegraphMCP:
             self._unwatch(str(params.uri))
         return EmptyResult()
 
-    async def notify(self, uri: str) -> None:
-        """Tell every subscriber of `uri` on this replica: listen streams through the bus (each
-        bounded: a stream that stops reading is ended by the SDK), 2025 sessions directly (one that
-        does not take it within NOTIFY_SECONDS, or is gone, is dropped with its subscriptions)."""
-        await self.bus.publish(ResourceUpdated(uri=uri))
-        for session, held in list(self.sessions.items()):
-            if uri not in held:
-                continue
+    def _owe(self, event: ServerEvent) -> None:
+        """A notification the 2025 sessions may be owed (listen streams take theirs from the bus)."""
+        if isinstance(event, ResourceUpdated) and any(event.uri in held for held in self.sessions.values()):
             try:
-                with anyio.fail_after(NOTIFY_SECONDS):
-                    await session.send_resource_updated(uri)
-            except Exception as failed:  # closed, broken or stalled: that session alone is dropped
-                log.info("a session's subscriptions dropped (%s): %s", type(failed).__name__, ", ".join(sorted(held)))
-                for gone in self.sessions.pop(session, set()):
-                    self._unwatch(gone)
+                self.owed.send_nowait(event.uri)
+            except anyio.WouldBlock:
+                log.warning("2025 sessions behind by %d notifications: %s not sent", SESSION_BACKLOG, event.uri)
+
+    async def pay_sessions(self) -> None:
+        """Send each owed notification to the 2025 sessions subscribed to it; a session that does not
+        take it within NOTIFY_SECONDS, or is gone, is dropped with its subscriptions and a logged
+        reason, so one stalled client cannot hold up the others."""
+        async for uri in self.owing:
+            for session, held in list(self.sessions.items()):
+                if uri not in held:
+                    continue
+                try:
+                    with anyio.fail_after(NOTIFY_SECONDS):
+                        await session.send_resource_updated(uri)
+                except Exception as failed:  # closed, broken or stalled: that session alone is dropped
+                    log.info("a session's subscriptions dropped (%s): %s", type(failed).__name__, ", ".join(sorted(held)))
+                    for gone in self.sessions.pop(session, set()):
+                        self._unwatch(gone)
 
     async def keep_tools_current(self, interval: float) -> None:
         """Re-evaluate the tool list forever; announce each change to listening clients."""
@@ -261,13 +271,15 @@ class LakegraphMCP:
                 await self.bus.publish(ToolsListChanged())
 
     async def keep_current(self) -> None:
-        """The tool list and the watched resources, kept current until cancelled."""
+        """The tool list kept current and the 2025 sessions notified, until cancelled (the change
+        feed runs beside, for every surface of the process)."""
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.keep_tools_current, self.shapes.settings.serve.tools_refresh_interval)
-            tasks.start_soon(self.feed.run)
+            tasks.start_soon(self.pay_sessions)
 
     async def run_stdio(self) -> None:
         async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.feed.run)
             tasks.start_soon(self.keep_current)
             await self.server.run_stdio_async()
             tasks.cancel_scope.cancel()

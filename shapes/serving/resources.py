@@ -32,6 +32,9 @@ def outline_uri(uri: str | None) -> str:
     return f"{SCHEME}outline" if uri is None else f"{SCHEME}outline/{quote(uri, safe='/')}"
 
 
+THEMES_URI = f"{SCHEME}themes"
+
+
 def table_uri(table: str) -> str:
     return f"{SCHEME}tables/{quote(table, safe='')}"
 

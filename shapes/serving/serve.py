@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
 from shapes.serving import running_server
+from shapes.serving.change_feed import ChangeFeed
 from shapes.serving.http_api import BearerToken, routes
 from shapes.serving.mcp_server import LakegraphMCP
 from shapes.serving.service import Shapes
@@ -51,11 +52,12 @@ class HttpService:
     api: bool
 
 
-def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: bool, address: tuple[str, int]) -> HttpService:
+def http_app(settings: Settings, shapes: Shapes, feed: ChangeFeed, mcp: LakegraphMCP | None, api: bool, address: tuple[str, int]) -> HttpService:
     """The app for the socket bound at `address`. While it serves the API, the address is
-    published for read commands with the same settings (shapes/serving/running_server.py)."""
+    published for read commands with the same settings (shapes/serving/running_server.py). The
+    change feed runs while it serves: MCP subscribers and the themes page hear of changes there."""
     served: list[BaseRoute] = (
-        [*routes(shapes), *page_routes(shapes)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
+        [*routes(shapes), *page_routes(shapes, feed)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
     )
     mcp_app = mcp.server.streamable_http_app(streamable_http_path="/mcp", host=settings.serve.host) if mcp else None
     if mcp_app is not None:
@@ -66,12 +68,14 @@ def http_app(settings: Settings, shapes: Shapes, mcp: LakegraphMCP | None, api: 
         if api:
             running_server.publish(settings, *address)
         try:
-            if mcp is None or mcp_app is None:
-                yield
-                return
-            async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
-                tasks.start_soon(mcp.keep_current)
-                yield
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(feed.run)
+                if mcp is None or mcp_app is None:
+                    yield
+                else:
+                    async with mcp_app.router.lifespan_context(mcp_app):
+                        tasks.start_soon(mcp.keep_current)
+                        yield
                 tasks.cancel_scope.cancel()
         finally:
             if api:  # uvicorn's shutdown on SIGTERM/SIGINT runs this before the signal ends the process

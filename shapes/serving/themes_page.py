@@ -4,8 +4,9 @@ change highlighted (what was born, grew, split or merged, which documents moved 
 the change history as a timeline — updated by itself (server-sent events) whenever a run lands.
 
 `/themes` serves the page (opened once with `?token=`, it keeps the token as an HttpOnly cookie),
-`/themes/events` streams one event per new run (the themes shape's JSON, that run's changes, the
-timeline and the colours), `/themes/graph.svg` draws the themes as circles sized by documents,
+`/themes/events` streams the themes shape's JSON, the latest run's changes, the timeline and the
+colours: once when opened, then after each run that moved the themes (heard from the change feed:
+the notification MCP subscribers of `lakegraph://themes` get), `/themes/graph.svg` draws the themes as circles sized by documents,
 joined by lines as thick as their crossover links, the themes the latest run touched ringed.
 """
 
@@ -23,17 +24,16 @@ import anyio
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from shapes.serving.change_feed import ChangeFeed
 from shapes.serving.http_api import COOKIE, PAGE_PATH
+from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes
 from shapes.themes import ThemesResult, latest_changes
-from worker.graph.schema import Label
 from worker.graph.theme_store import theme_number
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-LATEST_RUN_ID = f"MATCH (r:{Label.THEME_RUN}) RETURN r.id AS id ORDER BY r.started DESC LIMIT 1"
-POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
 TIMELINE_RUNS = 20
 SIZE = 640
@@ -195,7 +195,7 @@ events.addEventListener("themes", (event) => show(JSON.parse(event.data)));
 """.replace("HIGHLIGHT", HIGHLIGHT)
 
 
-def routes(shapes: Shapes) -> list[Route]:
+def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
     async def page(request: Request) -> Response:
         token = request.query_params.get("token")
         if token:  # the middleware checked it: keep it as a cookie and drop it from the address bar
@@ -203,10 +203,6 @@ def routes(shapes: Shapes) -> list[Route]:
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
             return response
         return Response(PAGE.replace("__MEMBERS_PAGE_TOKENS__", str(MEMBERS_PAGE_TOKENS)), media_type="text/html")
-
-    def latest_run() -> str | None:
-        rows = shapes.driver.execute_query(LATEST_RUN_ID, database_=shapes.database).records
-        return rows[0]["id"] if rows else None
 
     def snapshot() -> dict:
         answer = shapes.ask("themes")
@@ -222,22 +218,15 @@ def routes(shapes: Shapes) -> list[Route]:
 
     async def events(request: Request) -> StreamingResponse:
         async def stream() -> AsyncIterator[str]:
-            shown: object = object()
-            quiet = 0.0
-            while not await request.is_disconnected():
-                # Each second only the latest run's id is read; the themes shape (which reads every
-                # link) is built only when a new run has landed.
-                run = await anyio.to_thread.run_sync(latest_run)
-                if run != shown:
-                    shown = run
-                    quiet = 0.0
-                    data = await anyio.to_thread.run_sync(snapshot)
-                    yield f"event: themes\ndata: {json.dumps(data, default=str)}\n\n"
-                elif quiet >= KEEPALIVE_SECONDS:
-                    quiet = 0.0
-                    yield ": keep-alive\n\n"
-                await anyio.sleep(POLL_SECONDS)
-                quiet += POLL_SECONDS
+            # The themes resource's notifications, as MCP subscribers get them: the shape (which
+            # reads every link) is built once now and again only when a run has moved the themes.
+            with feed.watching(THEMES_URI) as changed:
+                yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot), default=str)}\n\n"
+                while not await request.is_disconnected():
+                    if await changed.wait(KEEPALIVE_SECONDS):
+                        yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot), default=str)}\n\n"
+                    else:
+                        yield ": keep-alive\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 

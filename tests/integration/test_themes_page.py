@@ -20,6 +20,7 @@ from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_themes import load_two_clusters
 from worker.documents.sync import DocumentSync
+from worker.runtime import redis_server
 from worker.runtime.processes import stop_pid
 from worker.settings import Settings
 from worker.themes.runner import ThemeRunner
@@ -45,16 +46,18 @@ def chromium() -> str:
 
 
 @pytest.fixture
-def library(neo4j_service: Neo4jService, driver: Driver, tmp_path: Path) -> tuple[Settings, Path]:
+def library(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> tuple[Settings, Path]:
+    """Runs announce on the Redis the server reads its changes from, as a worker's do."""
     settings, root = load_two_clusters(neo4j_service, driver, tmp_path)
+    settings = settings.with_section("redis", url=redis_service.url)
     ThemeRunner(settings, driver, "neo4j").run()
     return settings, root
 
 
 @pytest.fixture
-def server(library: tuple[Settings, Path], neo4j_service: Neo4jService, tmp_path: Path) -> Iterator[tuple[str, str]]:
+def server(library: tuple[Settings, Path], neo4j_service: Neo4jService, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[tuple[str, str]]:
     state = tmp_path / "serve-state"
-    env = clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(state), LAKEGRAPH_LOG_LEVEL="warning")
+    env = clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(state), LAKEGRAPH_LOG_LEVEL="warning", LAKEGRAPH_REDIS__URL=redis_service.url)
     process = subprocess.Popen([LAKEGRAPH, "serve", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""

@@ -23,6 +23,7 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
     import anyio
 
     from shapes.serving import running_server
+    from shapes.serving.change_feed import ChangeFeed, stream_client
     from shapes.serving.mcp_server import LakegraphMCP
     from shapes.serving.serve import http_app, listen, run_http
     from shapes.serving.service import Shapes
@@ -39,7 +40,8 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
     driver, where = connect(settings)
     with driver:
         shapes = Shapes(settings, driver, where.database)
-        mcp = LakegraphMCP(shapes) if mcp_transport else None
+        feed = ChangeFeed(shapes, stream_client(settings), settings.serve.notify_interval)
+        mcp = LakegraphMCP(shapes, feed) if mcp_transport else None
         if mcp is not None:
             mcp.sync_tools()
         if mcp_transport == "stdio":
@@ -48,7 +50,7 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
             return
         sock = listen(settings.serve.host, settings.serve.port)
         bound_host, bound_port = sock.getsockname()[:2]
-        service = http_app(settings, shapes, mcp, api, (bound_host, bound_port))
+        service = http_app(settings, shapes, feed, mcp, api, (bound_host, bound_port))
         base = f"http://{bound_host}:{bound_port}"
         if mcp is not None:
             out.print(f"MCP       {base}/mcp  (tools: {', '.join(sorted(mcp.offered))})", highlight=False, markup=False)
