@@ -30,7 +30,17 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent, ToolsListChanged
-from mcp_types import INVALID_PARAMS, CallToolResult, EmptyResult, ResourceLink, SubscribeRequestParams, TextContent, ToolAnnotations, UnsubscribeRequestParams
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    EmptyResult,
+    ReadResourceResult,
+    ResourceLink,
+    SubscribeRequestParams,
+    TextContent,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, WithJsonSchema
 
@@ -58,6 +68,7 @@ identifier is documented nowhere. Every answer ends with how fresh the graph is.
 can be fed back to `outline` and to `search`'s `under`."""
 
 
+MAX_TTL_SECONDS = 60.0  # the longest a client may keep a resource it read without asking again
 NOTIFY_SECONDS = 5.0  # a 2025 session that takes longer to accept a notification is dropped
 SESSION_BACKLOG = 1024  # notifications owed to 2025 sessions and not sent yet
 
@@ -146,7 +157,9 @@ class LakegraphMCP:
         self.bus = feed.bus
         self.owed, self.owing = anyio.create_memory_object_stream[str](SESSION_BACKLOG)  # to 2025 sessions
         self.bus.subscribe(self._owe)
-        self.server = MCPServer("lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools, self._watched])
+        self.server = MCPServer(
+            "lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools, self._watched, self._cache_hint]
+        )
         self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
         self.lock = threading.Lock()
@@ -208,6 +221,14 @@ class LakegraphMCP:
         finally:
             for uri in uris:
                 self._unwatch(uri)
+
+    async def _cache_hint(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        """A resource read says how long it stays fresh, from the freshness it reports."""
+        result = await call_next(ctx)
+        if ctx.method == "resources/read" and isinstance(result, ReadResourceResult) and result.contents:
+            freshness = json.loads(getattr(result.contents[0], "text", "{}")).get("freshness", {})
+            return result.model_copy(update={"ttl_ms": round(ttl_seconds(freshness) * 1000), "cache_scope": "private"})
+        return result
 
     def _watch(self, uri: str) -> None:
         self.feed.watch(uri)
@@ -283,6 +304,18 @@ class LakegraphMCP:
             tasks.start_soon(self.keep_current)
             await self.server.run_stdio_async()
             tasks.cancel_scope.cancel()
+
+
+def ttl_seconds(freshness: dict) -> float:
+    """How long an answer stays fresh: not at all while events wait in the queue (the graph is about
+    to change), else a tenth of the time since the graph last changed, at most MAX_TTL_SECONDS — the
+    heuristic HTTP caches apply to a resource by its age (RFC 9111, 4.2.2). Subscribers need no
+    guess: they are told."""
+    sources = freshness.get("sources", [])
+    if not sources or any(source.get("queued") for source in sources):
+        return 0.0
+    ages = [source["age_seconds"] for source in sources if source.get("age_seconds") is not None]
+    return min(MAX_TTL_SECONDS, min(ages) / 10) if ages else 0.0
 
 
 def _known(uri: Any) -> str:

@@ -118,6 +118,7 @@ def test_answers_link_to_resources_that_read_back(replicas: list[Replica]) -> No
             section = next(link for link in links if "%23" in link.uri)  # a section: its # travels as %23
             read = await client.read_resource(section.uri)
             assert json.loads(read.contents[0].text)["root"] == section.name
+            assert read.ttl_ms is not None and read.cache_scope == "private"  # the freshness hint
             tables = await client.call_tool("table_context", {"question": "repeat repair rate", "k": 1})
             table = next(block for block in tables.content if isinstance(block, ResourceLink))
             assert table.uri == table_uri(tables.structured_content["tables"][0]["id"])
