@@ -11,10 +11,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import anyio
+import jsonschema
 import pytest
+from mcp.client import Client
+from mcp_types import ResourceLink
 from neo4j import Driver
 
 from shapes.outline import MAX_NODES, outline
+from shapes.serving.change_feed import ChangeFeed, stream_client
+from shapes.serving.mcp_server import LakegraphMCP
 from shapes.serving.service import Shapes
 from shapes.spec import MAX_TOKENS
 from shapes.spec.budget import rows_of, with_rows
@@ -168,3 +174,23 @@ def test_walking_the_cursor_reassembles_the_unbounded_answer(estate: Shapes, nam
     for page in pages:  # the fixed part (counts, the query, the run) is on every page
         assert fixed(page.result, fields) == fixed(whole.result, fields)
         assert page.page.total == whole.page.total
+
+
+def test_on_the_real_estate_every_answer_validates_against_its_tools_output_schema(estate: Shapes) -> None:
+    """Through the official SDK client (in-process transport) on the PowerShell estate: each call at
+    its defaults answers structuredContent that its tool's outputSchema accepts, with resource links
+    to what it names."""
+    served = LakegraphMCP(estate, ChangeFeed(estate, stream_client(estate.settings), estate.settings.serve.notify_interval))
+    served.sync_tools()
+
+    async def check() -> None:
+        async with Client(served.server) as client:
+            schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+            for name, params in AT_DEFAULTS:
+                result = await client.call_tool(name, params)
+                assert not result.is_error, (name, params, result.content)
+                jsonschema.validate(result.structured_content, schemas[name], cls=jsonschema.Draft202012Validator)
+                if name in ("outline", "search"):
+                    assert any(isinstance(block, ResourceLink) for block in result.content), (name, params)
+
+    anyio.run(check)

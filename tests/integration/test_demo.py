@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import jsonschema
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -83,17 +84,23 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 
 
 class Agent:
-    """Calls tools the way an agent would, reading JSON answers."""
+    """Calls tools the way an agent would, reading JSON answers; each answer's structuredContent is
+    checked against the outputSchema its tool declares."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self.calls: list[str] = []
+        self.schemas: dict[str, dict] = {}
 
     async def __call__(self, tool: str, **arguments: object) -> dict:
         self.calls.append(tool)
+        if tool not in self.schemas:
+            self.schemas = {listed.name: listed.output_schema or {} for listed in (await self.client.list_tools()).tools}
         result = await self.client.call_tool(tool, {**arguments, "format": "json"})
         text = "".join(block.text for block in result.content if hasattr(block, "text"))
         assert not result.is_error, f"{tool}: {text}"
+        jsonschema.validate(result.structured_content, self.schemas[tool], cls=jsonschema.Draft202012Validator)
+        assert result.structured_content == json.loads(text)
         return json.loads(text)
 
     async def rows(self, tool: str, field: str, **arguments: object) -> tuple[dict, list]:
