@@ -186,7 +186,10 @@ def test_on_the_real_estate_every_answer_validates_against_its_tools_output_sche
     async def check() -> None:
         async with Client(served.server) as client:
             schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+            assert {"outline", "search", "coverage", "links", "themes", "theme_changes", "schema", "cypher", "freshness"} <= set(schemas)
             for name, params in AT_DEFAULTS:
+                if name not in schemas:  # a warehouse shape: this graph holds documents only
+                    continue
                 result = await client.call_tool(name, params)
                 assert not result.is_error, (name, params, result.content)
                 jsonschema.validate(result.structured_content, schemas[name], cls=jsonschema.Draft202012Validator)

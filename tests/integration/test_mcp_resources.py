@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,16 +66,22 @@ def start_replica(env: dict[str, str], state: Path, api: bool = False) -> Replic
     return Replica(process, first.split()[1].removesuffix("/mcp"))
 
 
-@pytest.fixture(scope="module")
-def replicas(env: dict[str, str], redis_service: redis_server.LocalRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
-    shared = {**env, "LAKEGRAPH_REDIS__URL": redis_service.url}
-    started = [start_replica(shared, tmp_path_factory.mktemp(f"replica-{n}")) for n in range(2)]
+@contextmanager
+def running_replicas(env: dict[str, str], redis_url: str, folders: list[Path], api: bool = False) -> Iterator[list[Replica]]:
+    """One replica per state folder, all reading the change stream of the Redis at `redis_url`."""
+    started = [start_replica({**env, "LAKEGRAPH_REDIS__URL": redis_url}, folder, api) for folder in folders]
     try:
         yield started
     finally:
         for replica in started:
             stop_pid(replica.process.pid, timeout=10)
             replica.process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def replicas(env: dict[str, str], redis_service: redis_server.LocalRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
+    with running_replicas(env, redis_service.url, [tmp_path_factory.mktemp(f"replica-{n}") for n in range(2)]) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")

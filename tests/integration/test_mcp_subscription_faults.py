@@ -21,10 +21,9 @@ from neo4j import Driver
 from shapes.serving.resources import outline_uri, table_uri
 from tests import lakehouse
 from tests.conftest import runtime_settings
-from tests.integration.test_mcp_resources import Replica, read_state, session, start_replica
+from tests.integration.test_mcp_resources import Replica, read_state, running_replicas, session, start_replica
 from worker.documents.sync import DocumentSync
 from worker.runtime import redis_server
-from worker.runtime.processes import stop_pid
 from worker.settings import Settings
 from worker.shared.changes import announcer
 from worker.themes.runner import ThemeRunner
@@ -55,14 +54,8 @@ def redis_url(settings: Settings) -> str:
 
 @pytest.fixture(scope="module")
 def pair(env: dict[str, str], own_redis: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
-    shared = {**env, "LAKEGRAPH_REDIS__URL": redis_url(own_redis)}
-    started = [start_replica(shared, tmp_path_factory.mktemp(f"faulty-{n}"), api=True) for n in range(2)]
-    try:
+    with running_replicas(env, redis_url(own_redis), [tmp_path_factory.mktemp(f"faulty-{n}") for n in range(2)], api=True) as started:
         yield started
-    finally:
-        for replica in started:
-            stop_pid(replica.process.pid, timeout=10)
-            replica.process.wait(10)
 
 
 @pytest.fixture(scope="module")
