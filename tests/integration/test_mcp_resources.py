@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
@@ -307,3 +308,46 @@ def test_a_burst_of_edits_coalesces_and_ends_with_the_final_state(replicas: list
     assert seen and seen[-1][1] == final and seen[-1][0] >= ended
     bound = (ended - began) / 0.2 + 2  # at most one per notify_interval while the edits last, and the last one
     assert len(seen) <= min(bound, edits), f"{len(seen)} notifications for {edits} edits in {ended - began:.1f} s"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_over_stdio_a_subscriber_hears_an_edit_on_both_revisions(
+    mode: str, env: dict[str, str], redis_service: redis_server.LocalRedis, house: lakehouse.Lakehouse, writer: DocumentSync, tmp_path: Path
+) -> None:
+    """`serve --mcp stdio` (an MCP client that launches its server) reads the same change stream."""
+    heading = f"Stdio {mode} {time.time_ns()}"
+    uri = outline_uri("shop/bulletins/tsb-7")
+    params = StdioServerParameters(
+        command=LAKEGRAPH, args=["serve", "--mcp", "stdio"], env={**env, "LAKEGRAPH_REDIS__URL": redis_service.url, "LAKEGRAPH_STATE_DIR": str(tmp_path)}
+    )
+
+    def edit_tsb() -> None:
+        path = house.library / "bulletins/tsb-7.md"
+        path.write_text(path.read_text() + f"## {heading}\nWritten while a stdio client watched.\n")
+        assert writer.sync_path("shop", "bulletins/tsb-7.md") == "written"
+
+    async def run() -> None:
+        heard = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ResourceUpdatedNotification) and message.params.uri == uri:
+                heard.set()
+
+        async with Client(params, mode=mode, message_handler=on_message) as client:  # type: ignore[arg-type]
+            if mode == "legacy":
+                await client.session.subscribe_resource(uri)
+                await anyio.sleep(0.5)
+                await anyio.to_thread.run_sync(edit_tsb)
+                with anyio.fail_after(NOTICE_SECONDS):
+                    await heard.wait()
+            else:
+                async with client.listen(resource_subscriptions=[uri]) as stream:
+                    await anyio.sleep(0.5)
+                    await anyio.to_thread.run_sync(edit_tsb)
+                    with anyio.fail_after(NOTICE_SECONDS):
+                        async for event in stream:
+                            assert event.uri == uri
+                            break
+            assert heading in await read_state(client, uri)
+
+    anyio.run(run)
