@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
@@ -70,8 +71,9 @@ class ResourceSpec:
     params: Callable[[dict[str, str]], dict[str, Any]]  # the template's values -> the shape's parameters
     moved_by: Callable[[Change, dict[str, str]], bool]  # (a change, the subscribed URI's values) -> it may answer differently
 
-    @property
+    @cached_property
     def template(self) -> UriTemplate | None:
+        """Parsed once: every subscribed URI is matched against the catalogue at each change."""
         return UriTemplate.parse(self.uri) if "{" in self.uri else None
 
     def match(self, uri: str) -> dict[str, str] | None:
