@@ -122,7 +122,7 @@ SPEC = ShapeSpec(
     guide="Sources are documents, warehouse, glossary and query log; every other answer ends with the same lines.",
     params=FreshnessParams,
     output=Freshness,
-    run=lambda shapes, p: shapes.probe(),
+    run=lambda shapes, p, _grant: shapes.probe(),
     render=render,
     rows=("sources",),
 )

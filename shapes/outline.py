@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.budget import size
@@ -25,6 +26,8 @@ from worker.graph.stamps import version
 
 if TYPE_CHECKING:
     from neo4j import Driver
+
+    from worker.shared.grants import Grant
 
 MAX_DEPTH = 20
 MAX_NODES = 1_000  # an outline reads at most this many nodes: about four default pages
@@ -46,6 +49,8 @@ NODE = """{id: elementId(n), uri: n.uri, kind: [label IN labels(n) WHERE label I
        display: n.displayName, sort_pos: coalesce(n.sort_pos, 0)}"""
 # The first level: every library, or the node the outline starts at.
 LIBRARIES = f"MATCH (n:{Label.LIBRARY}) RETURN {NODE} AS node ORDER BY n.uri"
+# A restricted grant's first level: the nodes at its prefixes (what lies above them is not its).
+GRANTED_ROOTS = f"UNWIND $prefixes AS prefix {_by_uri('n', 'prefix')} RETURN {NODE} AS node ORDER BY n.uri"
 START = f"{_by_uri('n', '$uri')} RETURN {NODE} AS node"
 # One level of the tree: how many children the level above has (their degrees, read without
 # expanding), and the children themselves only when that many still fit in the outline.
@@ -75,7 +80,7 @@ LINKS = f"""
 UNWIND $ids AS id
 MATCH (n) WHERE elementId(n) = id
 CALL (n) {{
-  MATCH (n)-[l:{Rel.LINKS_TO}]->(t)
+  MATCH (n)-[l:{Rel.LINKS_TO}]->(t) WHERE {visible("t")}
   RETURN 'Link' AS kind, t.uri AS target, CASE WHEN coalesce(t.displayName, '') = '' THEN t.uri ELSE t.displayName END AS label, CASE WHEN l.anchor_found THEN '' ELSE coalesce(l.anchor_note, 'anchor not found') + ': the document' END AS note,
          l.ordinal AS ordinal
   UNION ALL
@@ -106,20 +111,23 @@ class Outline:
     shown_depth: int | None = None  # set when the tree was cut above `depth`: the last level read, the rest counted
 
 
-def outline(driver: Driver, database: str, uri: str | None, depth: int, max_nodes: int = MAX_NODES) -> Outline:
-    """The tree below `uri` (or every library) to `depth`, read a level at a time. A level that
+def outline(driver: Driver, database: str, uri: str | None, depth: int, grant: Grant, max_nodes: int = MAX_NODES) -> Outline:
+    """The tree below `uri` (or every library the grant sees, or its prefixes' nodes) to `depth`,
+    read a level at a time. Everything below a node the grant sees is seen too; a link to a node
+    it does not see is left out, and a URI it does not see is not found. A level that
     would take the outline past `max_nodes` nodes is not read (its size is known from the degrees
     of the level above): the level above it is the last shown, each of its nodes counting what
     lies below it, so the work is bounded by what is shown, whatever the size of the estate."""
     if not 0 <= depth <= MAX_DEPTH:
         raise ShapeError(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
     labels = [str(label) for label in DOCUMENT_LABELS]
-    first = (
-        driver.execute_query(LIBRARIES, labels=labels, database_=database)
-        if uri is None
-        else driver.execute_query(START, uri=uri, labels=labels, database_=database)
-    )
-    levels = [[{"parent": None, **row["node"]} for row in first.records]]
+    if uri is not None:
+        first = driver.execute_query(START, uri=uri, labels=labels, database_=database).records if grant.sees_uri(uri) else []
+    elif grant.everything:
+        first = driver.execute_query(LIBRARIES, labels=labels, database_=database).records
+    else:
+        first = driver.execute_query(GRANTED_ROOTS, prefixes=list(grant.libraries), labels=labels, database_=database).records
+    levels = [[{"parent": None, **row["node"]} for row in first]]
     if uri is not None and not levels[0]:
         raise NotFound(f"no library, folder, document or section has the URI {uri!r}; `outline` without a URI lists the libraries")
     read = len(levels[0])
@@ -138,10 +146,10 @@ def outline(driver: Driver, database: str, uri: str | None, depth: int, max_node
             node["depth"] = level
     nodes = [node for level in levels for node in level]
     boundary = [node["id"] for node in levels[-1]] if len(levels) > depth or shown_depth is not None else []
-    return Outline(uri, depth, _rows(driver, database, nodes, boundary), shown_depth)
+    return Outline(uri, depth, _rows(driver, database, nodes, boundary, grant), shown_depth)
 
 
-def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str]) -> list[OutlineRow]:
+def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str], grant: Grant) -> list[OutlineRow]:
     children: dict[str | None, list[dict]] = {}
     for node in nodes:
         children.setdefault(node["parent"], []).append(node)
@@ -150,7 +158,7 @@ def _rows(driver: Driver, database: str, nodes: list[dict], boundary: list[str])
     ids = [node["id"] for node in nodes]
     notes = {row["uri"]: _below(row) for row in driver.execute_query(BELOW, ids=boundary, database_=database).records} if boundary else {}
     links: dict[str, list[OutlineRow]] = {}
-    for row in driver.execute_query(LINKS, ids=ids, database_=database).records:
+    for row in driver.execute_query(LINKS, ids=ids, **grant.cypher(), database_=database).records:
         links.setdefault(row["uri"], []).append(OutlineRow(0, row["kind"], row["target"], row["label"], row["note"] or ""))
 
     found: list[OutlineRow] = []
@@ -246,9 +254,9 @@ class OutlineShape:
         self.database = database
         self.outlines: Versioned[Outline] = Versioned(KEPT_OUTLINES)
 
-    def __call__(self, uri: str | None, depth: int) -> Outline:
+    def __call__(self, uri: str | None, depth: int, grant: Grant) -> Outline:
         stamps = version(self.driver, self.database, "documents")
-        return self.outlines.get(stamps, (uri, depth), lambda: outline(self.driver, self.database, uri, depth))
+        return self.outlines.get(stamps, (uri, depth, grant.key), lambda: outline(self.driver, self.database, uri, depth, grant))
 
 
 class OutlineParams(Params):
@@ -264,7 +272,8 @@ SPEC = ShapeSpec(
     params=OutlineParams,
     output=Outline,
     refers={"root": "outline", "uri": "outline"},
-    run=lambda shapes, p: shapes.outlines(p.uri or None, p.depth),
+    run=lambda shapes, p, grant: shapes.outlines(p.uri or None, p.depth, grant),
+    scoped=True,
     render=render,
     rows=("rows",),
     overview=overview,

@@ -120,7 +120,7 @@ SPEC = ShapeSpec(
     guide="Read it before writing Cypher.",
     params=SchemaParams,
     output=GraphSchema,
-    run=lambda shapes, p: shapes.schema(),
+    run=lambda shapes, p, _grant: shapes.schema(),
     render=render,
     rows=("labels", "relationship_types", "node_properties", "relationship_properties", "indexes"),
 )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.scope import visible
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
 from worker.graph import document_text
@@ -22,6 +23,8 @@ from worker.shared.tokens import any_token_pattern
 
 if TYPE_CHECKING:
     from neo4j import Driver
+
+    from worker.shared.grants import Grant
 
 MAX_QUERY = 1000
 MAX_K = 200
@@ -32,7 +35,7 @@ _RESERVED = {"AND", "OR", "NOT", "TO"}
 
 SEARCH = f"""
 CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene, $options) YIELD node, score
-WHERE node.uri STARTS WITH $under
+WHERE node.uri STARTS WITH $under AND {visible("node")}
 WITH node, score LIMIT $k
 OPTIONAL MATCH (d:{Label.DOCUMENT} {{uri: split(node.uri, '#')[0]}})
 RETURN node.uri AS uri, node.displayName AS name, [label IN labels(node) WHERE label IN ['Document', 'Section']][0] AS kind,
@@ -68,7 +71,9 @@ def escape(text: str) -> str:
     return " ".join(words)
 
 
-def search(driver: Driver, database: str, query: str, under: str | None, k: int, expand: list[str]) -> SearchResult:
+def search(driver: Driver, database: str, query: str, under: str | None, k: int, expand: list[str], grant: Grant) -> SearchResult:
+    """The k best hits at or below `under` that the grant sees (filtered in the ranked stream, so
+    a restricted caller still gets k when k exist within its grant)."""
     expand = [term for term in expand if term.strip()]
     if not query.strip():
         raise ShapeError("empty query: give some words to search for")
@@ -78,9 +83,13 @@ def search(driver: Driver, database: str, query: str, under: str | None, k: int,
         raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
     parts = [escape(query)] + [escape(term) for term in expand]
     lucene = " OR ".join(f"({part})" for part in parts if part)
-    records = driver.execute_query(
-        SEARCH, lucene=document_text.scoped(lucene, under), options=document_text.index_options(under, k), under=under or "", k=k, database_=database
-    ).records
+    if under or grant.everything:
+        narrowed, options = document_text.scoped(lucene, under), document_text.index_options(under, k)
+    elif grant.libraries:  # Lucene narrows to the grant's prefixes; `visible` decides
+        narrowed, options = document_text.within(lucene, grant.libraries), {}
+    else:
+        return SearchResult(query, under, expand, lucene)
+    records = driver.execute_query(SEARCH, lucene=narrowed, options=options, under=under or "", k=k, **grant.cypher(), database_=database).records
     words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
     hits = [
         Hit(
@@ -147,7 +156,8 @@ SPEC = ShapeSpec(
     params=SearchParams,
     output=SearchResult,
     refers={"uri": "outline"},
-    run=lambda shapes, p: search(shapes.driver, shapes.database, p.query, p.under or None, p.k, p.expand),
+    run=lambda shapes, p, grant: search(shapes.driver, shapes.database, p.query, p.under or None, p.k, p.expand, grant),
+    scoped=True,
     render=render,
     rows=("hits",),
     needs="documents",

@@ -225,6 +225,64 @@ class ServeSettings(Section):
     cli_via_server: bool
 
 
+Capability = Literal["cypher", "run-sql", "themes-refresh"]  # what a grant may allow beyond reading
+_URI_SEGMENT = re.compile(r"^[^\s/#]+$")
+_TABLE_PART = re.compile(r"^(\*|[A-Za-z0-9_$-]+)$")
+
+
+class AuthSettings(Section):
+    mode: Literal["token", "oidc"]
+    issuer: str
+    audience: str
+    resource_url: str
+    groups_claim: str = Field(min_length=1)
+    algorithms: list[str] = Field(min_length=1)
+    leeway_seconds: float = Field(ge=0, le=300)
+    jwks_refresh_seconds: float = Field(ge=0)
+    audit_file: Path
+    audit_max_bytes: int = Field(gt=0)
+    audit_backups: int = Field(ge=0)
+
+    @field_validator("algorithms")
+    @classmethod
+    def _signed(cls, value: list[str]) -> list[str]:
+        if any(algorithm.lower() == "none" or algorithm.upper().startswith("HS") for algorithm in value):
+            raise ValueError("only asymmetric signatures are accepted (RS*, PS*, ES*, EdDSA): 'none' and shared-secret HS* are refused")
+        return value
+
+
+class GrantSettings(Section):
+    """One grant: the callers it applies to (any of their groups or scopes) and what they may see
+    and do. Unset lists are empty: a grant shows nothing it does not name."""
+
+    groups: list[str] = Field(default_factory=list)
+    scopes: list[str] = Field(default_factory=list)
+    libraries: list[str] = Field(default_factory=list)
+    tables: list[str] = Field(default_factory=list)
+    capabilities: list[Capability] = Field(default_factory=list)
+
+    @field_validator("libraries")
+    @classmethod
+    def _plain_prefixes(cls, value: list[str]) -> list[str]:
+        """A URI prefix is whole path segments: no `.` or `..`, no empty segment, no `#`."""
+        cleaned = []
+        for prefix in value:
+            segments = prefix.rstrip("/").split("/")
+            if not all(_URI_SEGMENT.match(segment) and segment not in (".", "..") for segment in segments):
+                raise ValueError(f"library prefix {prefix!r}: whole path segments such as 'manuals' or 'manuals/engine', without '.', '..', '#' or spaces")
+            cleaned.append("/".join(segments))
+        return cleaned
+
+    @field_validator("tables")
+    @classmethod
+    def _dotted(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            parts = pattern.split(".")
+            if not all(_TABLE_PART.match(part) for part in parts) or "*" in parts[:-1]:
+                raise ValueError(f"table pattern {pattern!r}: a dataset ('sales'), a table ('sales.orders') or 'sales.*', dotted as table ids are")
+        return value
+
+
 class WorkerSettings(Section):
     concurrency: int = Field(ge=0)
     visibility_timeout: int = Field(ge=10)
@@ -250,6 +308,8 @@ class Settings(BaseModel):
     shapes: ShapesSettings
     bridge: BridgeSettings
     serve: ServeSettings
+    auth: AuthSettings
+    grants: dict[str, GrantSettings]
     worker: WorkerSettings
 
     _user_file: Path | None = PrivateAttr(default=None)
@@ -273,6 +333,11 @@ class Settings(BaseModel):
     @cached_property
     def duckdb_file(self) -> Path:
         return self.state_path / self.warehouse.duckdb_path.expanduser()
+
+    @cached_property
+    def access_audit_path(self) -> Path:
+        """Who asked what, and what was refused (shapes/serving/audit.py)."""
+        return self.state_path / self.auth.audit_file.expanduser()
 
     @cached_property
     def audit_log_path(self) -> Path:

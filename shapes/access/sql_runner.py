@@ -21,7 +21,12 @@ from worker.exceptions import first_line
 from worker.shared.sql_failures import PARSER_FAILURES
 
 if TYPE_CHECKING:
+    from neo4j import Driver
+
     from worker.settings import Settings
+    from worker.shared.grants import Grant
+
+DUCKDB_SCHEMA = "main"  # where DuckDB looks for an unqualified table
 
 
 def check_query(sql: str, dialect: str) -> None:
@@ -68,9 +73,26 @@ class SqlRunner:
         self.budget = settings.shapes
         self.duckdb_file = DuckDbFile(settings.duckdb_file, settings.shapes.sql_duckdb_linger)
 
+    def within(self, sql: str, grant: Grant, driver: Driver, database: str) -> SqlResult:
+        """The query's rows, once it reads only tables the grant names (every served call comes here)."""
+        if not grant.everything:
+            from shapes.access.sql_grant import check_within
+
+            dialect = self.dialect
+            check_query(sql, dialect)
+            bigquery = dialect == "bigquery"
+            catalog, schema = (self.settings.warehouse.bigquery_project, "") if bigquery else (self.settings.duckdb_file.stem, DUCKDB_SCHEMA)
+            check_within(sql, dialect, catalog, schema, grant, driver, database)
+        return self(sql)
+
+    @property
+    def dialect(self) -> str:
+        return "bigquery" if self.settings.warehouse.engine == "bigquery" else "duckdb"
+
     def __call__(self, sql: str) -> SqlResult:
+        """The query's rows, once it is one read-only statement."""
         engine = self.settings.warehouse.engine
-        check_query(sql, "bigquery" if engine == "bigquery" else "duckdb")
+        check_query(sql, self.dialect)
         began = perf_counter()
         result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql)
         return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})

@@ -10,11 +10,10 @@ operation, with the error's body.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from neo4j.exceptions import DriverError, Neo4jError
@@ -24,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from shapes.serving.guard import caller_of
 from shapes.serving.metrics import REGISTRY
 from shapes.serving.service import Shapes, answer_type
 from shapes.spec import ShapeSpec, value_kind
@@ -31,14 +31,8 @@ from shapes.spec.exceptions import ShapeError, TooLarge
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
 
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
-
 log = logging.getLogger(__name__)
 GRAPH_DOWN = (Neo4jError, DriverError, OSError)
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
-PAGE_PATH = "/themes"
-COOKIE = "lakegraph_token"
 MAX_BODY = 1_000_000
 REF = "#/components/schemas/{model}"
 FORMAT = {"type": "string", "enum": ["json", "text"], "default": "json", "description": "json (default) or text"}
@@ -73,7 +67,8 @@ def _handler(shapes: Shapes, spec: ShapeSpec) -> Callable[[Request], Awaitable[R
             output = raw.pop("format", "json")
             if output not in ("json", "text"):
                 raise ShapeError("format must be json or text")
-            answer = await anyio.to_thread.run_sync(lambda: shapes.ask(spec.name, **raw))
+            caller = caller_of(request)
+            answer = await anyio.to_thread.run_sync(lambda: shapes.ask(spec.name, caller, "http", **raw))
         except ShapeError as refused:
             return JSONResponse({"error": str(refused)}, status_code=refused.status)
         except LakegraphError as failed:
@@ -244,28 +239,3 @@ def serving(path: str, endpoint: Callable[[Request], Awaitable[Response]], metho
         return await endpoint(request)
 
     return EveryMethod(path, handle)
-
-
-class BearerToken:
-    """ASGI middleware: every HTTP request but the open paths must carry the token — as a bearer
-    header (agents, scripts), or as the cookie a browser got by opening the themes page once with
-    `?token=` (a browser cannot add headers to an EventSource)."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    def _authorized(self, scope: Scope) -> bool:
-        request = Request(scope)
-        header = request.headers.get("authorization", "")
-        candidates = [header[len("Bearer ") :] if header.startswith("Bearer ") else "", request.cookies.get(COOKIE, "")]
-        if scope["path"] == PAGE_PATH:
-            candidates.append(request.query_params.get("token", ""))
-        return any(hmac.compare_digest(candidate.encode(), self.token) for candidate in candidates if candidate)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS and not self._authorized(scope):
-            response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)

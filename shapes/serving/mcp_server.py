@@ -23,6 +23,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
@@ -46,6 +47,8 @@ from pydantic import Field, WithJsonSchema
 
 from shapes.serving import resources
 from shapes.serving.change_feed import ChangeFeed
+from shapes.serving.guard import caller_of
+from shapes.serving.identity import LOCAL, Caller
 from shapes.serving.service import Answer, Shapes, answer_type
 from shapes.spec import ShapeSpec
 from shapes.spec.exceptions import NotFound, ShapeError
@@ -71,6 +74,16 @@ can be fed back to `outline` and to `search`'s `under`."""
 MAX_TTL_SECONDS = 60.0  # the longest a client may keep a resource it read without asking again
 NOTIFY_SECONDS = 5.0  # a 2025 session that takes longer to accept a notification is dropped
 SESSION_BACKLOG = 1024  # notifications owed to 2025 sessions and not sent yet
+# Who made the request being handled: set around each request by `LakegraphMCP._identified` (from
+# the HTTP request the guard checked; the local user over stdio). Unset is nobody, never everyone.
+CALLER: ContextVar[Caller | None] = ContextVar("lakegraph_mcp_caller", default=None)
+
+
+def current_caller() -> Caller:
+    caller = CALLER.get()
+    if caller is None:
+        raise ToolError("no caller: this request did not come through lakegraph's guard")
+    return caller
 
 
 def _answer(call: Callable[[], Answer], output: str) -> CallToolResult:
@@ -98,7 +111,8 @@ def tool_function(shapes: Shapes, spec: ShapeSpec) -> Callable[..., CallToolResu
     the answer's type, from which the SDK publishes the outputSchema and checks every answer."""
 
     def call(format: str = "text", **params: Any) -> CallToolResult:
-        return _answer(lambda: shapes.ask(spec.name, **params), format)
+        caller = current_caller()
+        return _answer(lambda: shapes.ask(spec.name, caller, "mcp", **params), format)
 
     schemas = spec.model.model_json_schema()["properties"]
     parameters = [
@@ -123,8 +137,9 @@ def resource_function(shapes: Shapes, resource: resources.ResourceSpec) -> Calla
     JSON answer, or a resource error in the shape's words."""
 
     def read(**values: str | None) -> str:
+        caller = current_caller()
         try:
-            answer = shapes.ask(resource.shape, **resource.params({name: value for name, value in values.items() if value}))
+            answer = shapes.ask(resource.shape, caller, "mcp", **resource.params({name: value for name, value in values.items() if value}))
         except NotFound as missing:
             raise ResourceNotFoundError(str(missing)) from None
         except ShapeError as refused:
@@ -157,8 +172,12 @@ class LakegraphMCP:
         self.bus = feed.bus
         self.owed, self.owing = anyio.create_memory_object_stream[str](SESSION_BACKLOG)  # to 2025 sessions
         self.bus.subscribe(self._owe)
+        self.local = False  # over stdio: the one local user (run_stdio sets it)
         self.server = MCPServer(
-            "lakegraph", instructions=INSTRUCTIONS, subscriptions=self.bus, middleware=[self._current_tools, self._watched, self._cache_hint]
+            "lakegraph",
+            instructions=INSTRUCTIONS,
+            subscriptions=self.bus,
+            middleware=[self._identified, self._current_tools, self._watched, self._cache_hint],
         )
         self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
@@ -195,6 +214,16 @@ class LakegraphMCP:
         changed = wanted != self.offered
         self.offered = wanted
         return changed
+
+    async def _identified(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        """The request's caller, for the tools and resources it reaches: the one the HTTP guard
+        attached to the request, or the local user over stdio."""
+        caller = LOCAL if self.local else caller_of(ctx.request) if ctx.request is not None else None
+        token = CALLER.set(caller)
+        try:
+            return await call_next(ctx)
+        finally:
+            CALLER.reset(token)
 
     async def _current_tools(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
         """A client listing tools, or calling one not offered, sees what exists at this moment,
@@ -299,6 +328,7 @@ class LakegraphMCP:
             tasks.start_soon(self.pay_sessions)
 
     async def run_stdio(self) -> None:
+        self.local = True
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.feed.run)
             tasks.start_soon(self.keep_current)

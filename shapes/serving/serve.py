@@ -1,7 +1,8 @@
 """`lakegraph serve`: MCP over stdio or streamable HTTP, and the HTTP JSON API, on one port.
 
-HTTP binds to `serve.host` (loopback by default) and demands a bearer token: `serve.token`, or
-one generated on first start and kept in the state folder (mode 0600) for clients to read.
+HTTP binds to `serve.host` (loopback by default) and demands a bearer token (shapes/serving/guard.py):
+in the local mode `serve.token`, or one generated on first start and kept in the state folder
+(mode 0600) for clients to read; in oidc mode an access token from the configured issuer.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
 from shapes.serving import running_server
+from shapes.serving.audit import Audit
 from shapes.serving.change_feed import ChangeFeed
-from shapes.serving.http_api import BearerToken, routes
+from shapes.serving.guard import METADATA_PATH, Guard, metadata_routes
+from shapes.serving.http_api import routes
+from shapes.serving.identity import token_check
 from shapes.serving.mcp_server import LakegraphMCP
 from shapes.serving.service import Shapes
 from shapes.serving.themes_page import routes as page_routes
@@ -56,9 +60,11 @@ def http_app(settings: Settings, shapes: Shapes, feed: ChangeFeed, mcp: Lakegrap
     """The app for the socket bound at `address`. While it serves the API, the address is
     published for read commands with the same settings (shapes/serving/running_server.py). The
     change feed runs while it serves: MCP subscribers and the themes page hear of changes there."""
+    resource = resource_url(settings, address)
     served: list[BaseRoute] = (
         [*routes(shapes), *page_routes(shapes, feed)] if api else [route for route in routes(shapes) if getattr(route, "path", "") == "/healthz"]
     )
+    served += metadata_routes(settings, resource)
     mcp_app = mcp.server.streamable_http_app(streamable_http_path="/mcp", host=settings.serve.host) if mcp else None
     if mcp_app is not None:
         served.append(Mount("/", app=mcp_app))
@@ -82,7 +88,16 @@ def http_app(settings: Settings, shapes: Shapes, feed: ChangeFeed, mcp: Lakegrap
                 running_server.withdraw(settings)
 
     app = Starlette(routes=served, lifespan=lifespan)
-    return HttpService(BearerToken(app, bearer_token(settings)), mcp is not None, api)
+    shapes.audit = Audit.of(settings)
+    check = token_check(settings, bearer_token(settings) if settings.auth.mode == "token" else "", resource)
+    metadata_url = resource.rstrip("/") + METADATA_PATH if settings.auth.mode == "oidc" else None
+    return HttpService(Guard(app, check, shapes.audit, metadata_url), mcp is not None, api)
+
+
+def resource_url(settings: Settings, address: tuple[str, int]) -> str:
+    """This server's public URL: `auth.resource_url`, else the address it is served at."""
+    host, port = address
+    return settings.auth.resource_url or f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def listen(host: str, port: int) -> socket.socket:

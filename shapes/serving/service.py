@@ -18,16 +18,19 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any, get_args
 
 from shapes import freshness as freshness_shape
+from shapes.access import scope
 from shapes.access.reader import ReadDriver
+from shapes.serving.identity import LOCAL, Caller
 from shapes.serving.snapshots import Snapshots
 from shapes.spec import Needs, Params, ShapeSpec, budget
 from shapes.spec.budget import Page
-from shapes.spec.exceptions import ShapeError
+from shapes.spec.exceptions import Denied, ShapeError
 from shapes.spec.registry import SPECS, imported
 from worker import problems
 from worker.exceptions import LakegraphError
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.settings import Settings
+from worker.shared.grants import Grant
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from shapes.links import LinksShape
     from shapes.outline import OutlineShape
     from shapes.schema import GraphSchemaShape
+    from shapes.serving.audit import Audit
     from shapes.table_context import TableContextShape
     from shapes.themes import ThemesShape
 
@@ -125,6 +129,7 @@ class Shapes:
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
         self.snapshots = Snapshots()
+        self.audit: Audit | None = None  # set by `serve`: served calls are audited, a command line's are not
 
     @cached_property
     def sql_runner(self) -> SqlRunner:
@@ -141,22 +146,36 @@ class Shapes:
 
         return TableContextShape(self.driver, self.database, embedder(self.settings))
 
-    def ask(self, name: str, **raw: Any) -> Answer:
-        """Shape `name` with parameters from any surface, checked by its spec's model, its rows cut
-        to the call's budget (or the overview the shape makes when a first page cannot hold it)."""
+    def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
+        """Shape `name` with parameters from any surface, checked by its spec's model, answered
+        within the caller's grant (shapes/access/scope.py), its rows cut to the call's budget (or
+        the overview the shape makes when a first page cannot hold it). The caller and surface are
+        positional only: no parameter a client sends can stand in for them."""
         spec = SPECS[name]
         began = perf_counter()
         try:
             params = spec.validate(raw)
-            result, page, freshness = self._page(spec, params)
-        except ShapeError:
-            self._count(name, "refused", began)
+            scope.admit(spec, caller.grant)
+            result, page, freshness = self._page(spec, params, caller.grant)
+        except Denied as denied:
+            self._count(name, "denied", began)
+            self._audited(caller, surface, name, raw, "denied", str(denied))
             raise
-        except Exception:
+        except ShapeError as refused:
+            self._count(name, "refused", began)
+            self._audited(caller, surface, name, raw, "refused", str(refused))
+            raise
+        except Exception as failed:
             self._count(name, "error", began)
+            self._audited(caller, surface, name, raw, "error", type(failed).__name__)
             raise
         self._count(name, "ok", began)
+        self._audited(caller, surface, name, raw, "ok")
         return Answer(name, result, page, freshness, spec.render)
+
+    def _audited(self, caller: Caller, surface: str, name: str, raw: dict[str, Any], outcome: Any, reason: str = "") -> None:
+        if self.audit is not None:
+            self.audit.record(caller, surface, name, outcome, reason, raw)
 
     def _count(self, name: str, outcome: str, began: float) -> None:
         if self.counted:
@@ -165,14 +184,14 @@ class Shapes:
             CALLS.labels(name, outcome).inc()
             LATENCY.labels(name).observe(perf_counter() - began)
 
-    def _page(self, spec: ShapeSpec, params: Params) -> tuple[Any, Page, freshness_shape.Freshness]:
+    def _page(self, spec: ShapeSpec, params: Params, grant: Grant) -> tuple[Any, Page, freshness_shape.Freshness]:
         call = params.model_dump()
         cursor: str | None = call["cursor"]  # the paging parameters every spec's model adds
         chars = (call["max_tokens"] or self.settings.shapes.answer_tokens) * budget.CHARS_PER_TOKEN
-        call_key = budget.call_hash(call)
+        call_key = budget.call_hash({**call, "grant": grant.key})  # another grant's cursor finds no snapshot of this one
         sid = budget.snapshot_of(cursor) if cursor else ""
         kept = self.snapshots.get(sid, call_key) if sid else None
-        whole = spec.run(self, params) if kept is None else kept
+        whole = spec.run(self, params, grant) if kept is None else kept
         freshness = self.probe()
         other = budget.size(freshness)
 

@@ -25,7 +25,7 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from shapes.serving.change_feed import ChangeFeed
-from shapes.serving.http_api import COOKIE, PAGE_PATH
+from shapes.serving.guard import COOKIE, PAGE_PATH, caller_of
 from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes
 from shapes.themes import ThemesResult, latest_changes
@@ -33,6 +33,8 @@ from worker.graph.theme_store import theme_number
 
 if TYPE_CHECKING:
     from starlette.requests import Request
+
+    from shapes.serving.identity import Caller
 
 KEEPALIVE_SECONDS = 15.0
 TIMELINE_RUNS = 20
@@ -204,8 +206,8 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
             return response
         return Response(PAGE.replace("__MEMBERS_PAGE_TOKENS__", str(MEMBERS_PAGE_TOKENS)), media_type="text/html")
 
-    def snapshot() -> dict:
-        answer = shapes.ask("themes")
+    def snapshot(caller: Caller) -> dict:
+        answer = shapes.ask("themes", caller, "page")
         timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS)
         changes = timeline[0]["changes"] if timeline else None
         return {
@@ -221,20 +223,20 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
             # The themes resource's notifications, as MCP subscribers get them: the shape (which
             # reads every link) is built once now and again only when a run has moved the themes.
             with feed.watching(THEMES_URI) as changed:
-                yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot), default=str)}\n\n"
+                yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot, caller_of(request)), default=str)}\n\n"
                 while not await request.is_disconnected():
                     if await changed.wait(KEEPALIVE_SECONDS):
-                        yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot), default=str)}\n\n"
+                        yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot, caller_of(request)), default=str)}\n\n"
                     else:
                         yield ": keep-alive\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
-    def picture() -> str:
+    def picture(caller: Caller) -> str:
         latest = latest_changes(shapes.driver, shapes.database, 1)
-        return svg(shapes.ask("themes").result, touched(latest[0]["changes"] if latest else None))
+        return svg(shapes.ask("themes", caller, "page").result, touched(latest[0]["changes"] if latest else None))
 
     async def graph(request: Request) -> Response:
-        return Response(await anyio.to_thread.run_sync(picture), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+        return Response(await anyio.to_thread.run_sync(picture, caller_of(request)), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
 
     return [Route(PAGE_PATH, page), Route(f"{PAGE_PATH}/events", events), Route(f"{PAGE_PATH}/graph.svg", graph)]

@@ -24,6 +24,8 @@ from worker.graph.theme_store import THEME_ID_FORM
 if TYPE_CHECKING:
     from pydantic.fields import FieldInfo
 
+    from worker.settings import Capability
+
 # What must exist for a shape to answer (the MCP server offers a tool only then).
 Needs = Literal["graph", "documents", "themes", "tables", "warehouse", "values"]
 # What a field of an answer names, so the answer can link to its resource: a place in the library
@@ -67,7 +69,7 @@ class ShapeSpec:
     guide: str  # for agents: when to reach for it and how to read the answer (MCP description)
     params: type[Params]
     output: type  # the result dataclass (its JSON schema is the answer's, with freshness added)
-    run: Callable[[Any, Any], Any]  # (the Shapes service, params) -> the whole result
+    run: Callable[[Any, Any, Any], Any]  # (the Shapes service, params, the caller's Grant) -> the whole result
     render: Callable[[Any], str]
     rows: tuple[str, ...]  # the result's fields holding rows, cut to the budget in this order (shapes/spec/budget.py)
     overview: Callable[[Any, int], Any] | None = None  # (the whole result, characters) -> a summary that fits, or None
@@ -76,6 +78,10 @@ class ShapeSpec:
     method: Literal["GET", "POST"] = "GET"  # POST where a parameter is a query text or an object
     # Answer fields, at any depth, whose values name something with a resource (shapes/serving/resources.py)
     refers: Mapping[str, Refers] = field(default_factory=dict, hash=False)
+    # What it asks of a caller's grant (shapes/access/scope.py): a capability beyond reading, and
+    # whether its queries answer within a restricted grant (a shape that does not is denied to one).
+    capability: Capability | None = None
+    scoped: bool = False
 
     @property
     def command(self) -> str:

@@ -17,6 +17,14 @@ class NotFound(ShapeError):
     status = 404
 
 
+class Denied(ShapeError):
+    """The caller's grant does not reach what the call asks for: a capability it lacks (raw
+    Cypher, SQL), or a table outside it named in SQL. What a grant hides is never denied by name:
+    it is not found, exactly as if it did not exist."""
+
+    status = 403
+
+
 class Conflict(ShapeError):
     """The call is well formed but meets the graph's state: a name that fits several, a cursor
     whose answer changed since it was given."""
@@ -30,4 +38,4 @@ class TooLarge(ShapeError):
     status = 413
 
 
-BY_STATUS: dict[int, type[ShapeError]] = {kind.status: kind for kind in (ShapeError, NotFound, Conflict, TooLarge)}
+BY_STATUS: dict[int, type[ShapeError]] = {kind.status: kind for kind in (ShapeError, NotFound, Denied, Conflict, TooLarge)}

@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.services import neocarta
+from tests.services import neocarta, oidc_issuer
 from worker.runtime import bigquery_emulator, fake_gcs, maven, pubsub_emulator
 from worker.settings import load_settings
 
@@ -14,6 +14,7 @@ def install() -> None:
     print(f"pubsub emulator: {pubsub_emulator.emulator_script()}")
     print(f"fake-gcs-server: {fake_gcs.ensure_binary(cache)}")
     print(f"neocarta mcp: {neocarta.ensure_venv(cache)}")
+    print(f"oidc issuer: {oidc_issuer.ensure_packages(cache)}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ deeper in another path); the caller's `uri STARTS WITH` decides, exactly as befo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from worker.graph.schema import DOCUMENT_SCOPE_FIELD, DOCUMENT_TEXT_FIELDS
 
@@ -36,8 +36,18 @@ def scoped(lucene: str, under: str | None) -> str:
     complete = (under or "")[: max((under or "").rfind(end) for end in SEGMENT_ENDS) + 1]
     if not any(char.isalnum() for char in complete):  # no token to narrow by
         return text
-    phrase = complete.replace("\\", "\\\\").replace('"', '\\"')
-    return f'+({text}) +{DOCUMENT_SCOPE_FIELD}:"{phrase}"'
+    return f'+({text}) +{DOCUMENT_SCOPE_FIELD}:"{_phrase(complete)}"'
+
+
+def within(lucene: str, prefixes: Sequence[str]) -> str:
+    """`lucene` in the text fields, narrowed to the nodes at or below any of `prefixes` (a grant's
+    URI prefixes, whole segments each): the same phrase rule as `scoped`, one clause per prefix."""
+    phrases = " ".join(f'{DOCUMENT_SCOPE_FIELD}:"{_phrase(prefix)}"' for prefix in prefixes)
+    return f"+({in_text(lucene)}) +({phrases})"
+
+
+def _phrase(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def index_options(under: str | None, limit: int) -> dict[str, int]:
