@@ -225,7 +225,7 @@ class ServeSettings(Section):
     cli_via_server: bool
 
 
-Capability = Literal["cypher", "run-sql", "themes-refresh"]  # what a grant may allow beyond reading
+Capability = Literal["cypher", "run-sql", "themes-refresh", "metrics"]  # what a grant may allow beyond reading
 _URI_SEGMENT = re.compile(r"^[^\s/#]+$")
 _TABLE_PART = re.compile(r"^(\*|[A-Za-z0-9_$-]+)$")
 
@@ -239,6 +239,7 @@ class AuthSettings(Section):
     algorithms: list[str] = Field(min_length=1)
     leeway_seconds: float = Field(ge=0, le=300)
     jwks_refresh_seconds: float = Field(ge=0)
+    jwks_max_age_seconds: float = Field(gt=0)
     audit_file: Path
     audit_max_bytes: int = Field(gt=0)
     audit_backups: int = Field(ge=0)

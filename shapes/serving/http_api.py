@@ -27,7 +27,7 @@ from shapes.serving.guard import caller_of
 from shapes.serving.metrics import REGISTRY
 from shapes.serving.service import Shapes, answer_type
 from shapes.spec import ShapeSpec, value_kind
-from shapes.spec.exceptions import ShapeError, TooLarge
+from shapes.spec.exceptions import Denied, ShapeError, TooLarge
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
 
@@ -141,6 +141,7 @@ ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type
 # What every operation can answer besides its 200, and what a method it does not serve gets.
 REFUSALS = {
     "400": _error("Refused: the input does not fit the shape (a bound, a query that does not parse, a write)"),
+    "403": _error("The token is valid, but its grant does not allow this shape or capability"),
     "404": _error("What the call names is not there: an unknown URI, table, theme, value or column, or a cursor no call of this shape gave"),
     "409": _error("The graph changed under the call: a cursor whose answer changed since it was given, or a name several things have"),
 }
@@ -168,7 +169,11 @@ def openapi() -> dict:
         "get": {
             "summary": "Prometheus metrics",
             "security": [{"bearer": []}],
-            "responses": {"200": {"description": "text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}}, **AUTHORIZED},
+            "responses": {
+                "200": {"description": "text exposition format", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "403": REFUSALS["403"],
+                **AUTHORIZED,
+            },
         }
     }
     paths["/v1/tools"] = {
@@ -199,6 +204,8 @@ def routes(shapes: Shapes) -> list[Route]:
         return JSONResponse({"status": "ok"})
 
     async def metrics(request: Request) -> Response:
+        if not caller_of(request).grant.may("metrics"):  # its gauges count the whole graph
+            return JSONResponse({"error": "the metrics need a grant with the metrics capability"}, status_code=Denied.status)
         try:
             await anyio.to_thread.run_sync(shapes.refresh_gauges)
         except GRAPH_DOWN:  # with the graph down, /metrics still serves the counters

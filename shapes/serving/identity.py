@@ -68,16 +68,22 @@ class StaticToken:
 class IssuerKeys:
     """The issuer's signing keys by key id, read from the jwks_uri its discovery document names.
     A key id not held fetches the set again, at most once per `refresh_seconds` however many
-    tokens name unknown keys, and concurrent misses share one fetch."""
+    tokens name unknown keys, and concurrent misses share one fetch. Keys older than
+    `max_age_seconds` are read again before use, so a key the issuer withdrew stops verifying."""
 
-    def __init__(self, issuer: str, refresh_seconds: float) -> None:
+    def __init__(self, issuer: str, refresh_seconds: float, max_age_seconds: float) -> None:
         self.issuer = issuer.rstrip("/")
         self.refresh_seconds = refresh_seconds
+        self.max_age_seconds = max_age_seconds
         self.keys: dict[str, jwt.PyJWK] = {}
         self.fetched_at = float("-inf")
         self.lock = anyio.Lock()
 
     async def key(self, kid: str | None) -> jwt.PyJWK:
+        if time.monotonic() - self.fetched_at > self.max_age_seconds:
+            async with self.lock:
+                if time.monotonic() - self.fetched_at > self.max_age_seconds:
+                    await self._fetch()
         if kid is None and len(self.keys) == 1:
             return next(iter(self.keys.values()))
         if kid is not None and kid in self.keys:
@@ -111,7 +117,7 @@ class OidcTokens:
         self.auth = settings.auth
         self.grants = settings.grants
         self.audience = audience
-        self.keys = IssuerKeys(settings.auth.issuer, settings.auth.jwks_refresh_seconds)
+        self.keys = IssuerKeys(settings.auth.issuer, settings.auth.jwks_refresh_seconds, settings.auth.jwks_max_age_seconds)
 
     async def __call__(self, presented: str) -> Caller:
         try:

@@ -1,0 +1,242 @@
+"""lakegraph as an OAuth 2.1 resource server, against a real OpenID Connect issuer (oidc-provider):
+tokens obtained by the real flows (client credentials; authorization code with PKCE for a user),
+every kind of bad token refused with a 401 a developer can act on, key rotation picked up, and
+each caller answered within its grant over HTTP and the official MCP client."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+import pytest
+from mcp.client import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+
+from shapes.spec.registry import SPECS
+from tests import lakehouse
+from tests.conftest import Neo4jService
+from tests.helpers import LAKEGRAPH, clean_env
+from tests.services.oidc_issuer import Client, Issuer, User, signing_key
+from worker.runtime.processes import stop_pid
+from worker.settings import load_settings
+
+pytestmark = pytest.mark.timeout(300)
+RESOURCE = "http://lakegraph.test"  # the public URL the server is configured with (behind a proxy)
+OTHER = "http://another-api.test"  # a resource the same issuer serves: its tokens are not ours
+REDIRECT = "http://127.0.0.1:9/callback"
+GRANTS = {
+    "manuals": {"groups": ["workshop"], "libraries": ["shop/manuals"], "tables": ["service.vehicles", "service.work_orders"], "capabilities": ["run-sql"]},
+    "bulletins": {"groups": ["quality"], "libraries": ["shop/bulletins"], "tables": ["service.parts"]},
+    "admins": {"groups": ["admins"], "libraries": ["shop"], "tables": ["service"], "capabilities": ["cypher", "run-sql", "themes-refresh", "metrics"]},
+}
+CLIENTS = [
+    Client("workshop-agent", ["workshop"]),
+    Client("quality-agent", ["quality"]),
+    Client("admin-agent", ["admins"]),
+    Client("intern-agent", ["interns"]),  # valid tokens, no grant
+    Client("short-lived", ["workshop"], ttl=1),
+    Client("notebook", [], client_secret="", redirect_uri=REDIRECT),
+]
+
+
+@dataclass
+class Secured:
+    base: str
+    issuer: Issuer
+    audit: Path
+
+    def get(self, path: str, token: str | None, **params: Any) -> httpx2.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        return httpx2.get(self.base + path, params=params, headers=headers, timeout=30)
+
+    def shape(self, name: str, token: str, **params: Any) -> httpx2.Response:
+        if SPECS[name].method == "POST":
+            return httpx2.post(f"{self.base}{SPECS[name].path}", json=params, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        return self.get(SPECS[name].path, token, **params)
+
+
+@pytest.fixture(scope="module")
+def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Issuer]:
+    running = Issuer(load_settings().cache_path, tmp_path_factory.mktemp("issuer"), [RESOURCE, OTHER], CLIENTS, [User("alice", ["quality"])]).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def secured(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    state = tmp_path_factory.mktemp("secured-state")
+    env = clean_env(
+        **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(state),
+        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
+        LAKEGRAPH_AUTH__MODE="oidc",
+        LAKEGRAPH_AUTH__ISSUER=issuer.url,
+        LAKEGRAPH_AUTH__RESOURCE_URL=RESOURCE,
+        LAKEGRAPH_AUTH__LEEWAY_SECONDS="1",
+        LAKEGRAPH_AUTH__JWKS_REFRESH_SECONDS="0.5",
+        LAKEGRAPH_AUTH__JWKS_MAX_AGE_SECONDS="2",
+        LAKEGRAPH_GRANTS=json.dumps(GRANTS),
+        LAKEGRAPH_LOG_LEVEL="warning",
+    )
+    process = subprocess.Popen(
+        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("MCP"), first + (process.stderr.read() if process.stderr else "")
+        yield Secured(first.split()[1].removesuffix("/mcp"), issuer, state / "audit" / "access.jsonl")
+    finally:
+        stop_pid(process.pid, timeout=10)
+        process.wait(10)
+
+
+def _segment(part: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
+
+
+def _with_claims(token: str, **changed: Any) -> str:
+    """The issuer's token with its payload changed and its signature kept: a forgery."""
+    header, payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return f"{header}.{_segment({**claims, **changed})}.{signature}"
+
+
+def _signed_by_issuer(issuer: Issuer, **claims: Any) -> str:
+    """A token signed with the issuer's own current key (for a claim no flow of it would issue)."""
+    key = issuer.keys[0]
+    private = jwt.PyJWK(key).key
+    return jwt.encode(claims, private, algorithm="RS256", headers={"kid": key["kid"], "typ": "at+jwt"})
+
+
+def _bad_tokens(issuer: Issuer, tmp: Path) -> dict[str, tuple[str | None, str]]:
+    """Each refusal the issue names: the token, and a fragment of the reason it must get."""
+    good = issuer.client_token("workshop-agent")
+    claims = jwt.decode(good, options={"verify_signature": False})
+    now = int(time.time())
+    stranger = Issuer(load_settings().cache_path, tmp, [RESOURCE], [Client("workshop-agent", ["workshop"])])
+    stranger.keys = issuer.keys  # the same key: only the `iss` claim can tell it apart
+    stranger.start()
+    try:
+        foreign = stranger.client_token("workshop-agent")
+    finally:
+        stranger.stop()
+    expiring = issuer.client_token("short-lived")
+    time.sleep(3)  # its 1 s lifetime and the 1 s leeway are over
+    return {
+        "missing": (None, "no bearer token"),
+        "malformed": ("not-a-token", "not a JWT"),
+        "expired": (expiring, "expired at"),
+        "not yet valid": (_signed_by_issuer(issuer, **{**claims, "nbf": now + 600, "iat": now, "exp": now + 1200}), "not valid before"),
+        "wrong audience": (issuer.client_token("workshop-agent", resource=OTHER), "audience"),
+        "wrong issuer": (foreign, "not the configured issuer"),
+        "forged signature": (_with_claims(good, groups=["admins"]), "signature does not verify"),
+        "alg none": (f"{_segment({'alg': 'none', 'typ': 'JWT'})}.{_segment({**claims, 'groups': ['admins']})}.", "'none' is not accepted"),
+        "unknown key": (jwt.encode(claims, jwt.PyJWK(signing_key("key-9")).key, algorithm="RS256", headers={"kid": "key-9"}), "does not publish"),
+    }
+
+
+def test_protected_resource_metadata_names_the_issuer(secured: Secured) -> None:
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+        document = httpx2.get(secured.base + path, timeout=10).json()
+        assert document["resource"] == RESOURCE and document["authorization_servers"] == [secured.issuer.url]
+    challenge = httpx2.post(secured.base + "/mcp", json={}, timeout=10).headers["www-authenticate"]
+    assert challenge.startswith("Bearer ") and f'resource_metadata="{RESOURCE}/.well-known/oauth-protected-resource"' in challenge
+
+
+def test_every_bad_token_gets_401_with_an_actionable_reason(secured: Secured, tmp_path: Path) -> None:
+    for case, (token, reason) in _bad_tokens(secured.issuer, tmp_path).items():
+        for path in ("/v1/search?query=coil", "/mcp", "/themes/graph.svg"):
+            answer = secured.get(path, token)
+            assert answer.status_code == 401, (case, path, answer.text)
+            challenge = answer.headers["www-authenticate"]
+            assert "resource_metadata=" in challenge, (case, challenge)
+            body = answer.json()
+            assert reason in (body.get("error_description") or body["error"]), (case, body)
+            assert "hits" not in body and (token is None or token not in answer.text), case
+    logged = secured.audit.read_text()
+    assert '"outcome": "rejected"' in logged and "expired at" in logged
+    assert secured.issuer.client_token("workshop-agent").split(".")[2] not in logged
+
+
+def test_a_valid_token_without_a_grant_gets_403(secured: Secured) -> None:
+    answer = secured.shape("search", secured.issuer.client_token("intern-agent"), query="coil")
+    assert answer.status_code == 403 and 'error="insufficient_scope"' in answer.headers["www-authenticate"]
+    assert "no grant" in answer.json()["error_description"]
+
+
+def test_keys_rotated_by_the_issuer_are_picked_up(secured: Secured) -> None:
+    before = secured.issuer.client_token("workshop-agent")
+    assert secured.shape("search", before, query="coil").status_code == 200
+    secured.issuer.rotate(keep_old=True)
+    after = secured.issuer.client_token("workshop-agent")
+    assert jwt.get_unverified_header(after)["kid"] != jwt.get_unverified_header(before)["kid"]
+    assert secured.shape("search", after, query="coil").status_code == 200  # an unknown key id reads the keys again
+    assert secured.shape("search", before, query="coil").status_code == 200  # the old key is still published
+    secured.issuer.rotate(keep_old=False)
+    time.sleep(2.5)  # jwks_max_age_seconds: the withdrawn key is forgotten
+    withdrawn = secured.shape("search", after, query="coil")
+    assert withdrawn.status_code == 401 and "does not publish" in withdrawn.json()["error_description"]
+    assert secured.shape("search", secured.issuer.client_token("workshop-agent"), query="coil").status_code == 200
+
+
+def test_each_caller_is_answered_within_its_grant_over_http(secured: Secured) -> None:
+    workshop, quality = secured.issuer.client_token("workshop-agent"), secured.issuer.client_token("quality-agent")
+    admin = secured.issuer.client_token("admin-agent")
+    hits = secured.shape("search", workshop, query="coil", k=20).json()["hits"]
+    assert hits and all(hit["uri"].startswith("shop/manuals/") for hit in hits)
+    assert all(hit["uri"].startswith("shop/bulletins/") for hit in secured.shape("search", quality, query="coil", k=20).json()["hits"])
+    hidden, absent = secured.shape("outline", workshop, uri="shop/bulletins/tsb-7"), secured.shape("outline", workshop, uri="shop/nowhere")
+    assert (hidden.status_code, absent.status_code) == (404, 404)
+    assert hidden.json()["error"].replace("shop/bulletins/tsb-7", "X") == absent.json()["error"].replace("shop/nowhere", "X")
+    outline = secured.shape("outline", workshop, uri="shop/manuals/ignition", depth=3, format="text").text
+    assert "tsb-7" not in outline  # the link into a library it may not read is not shown
+    assert "tsb-7" in secured.shape("outline", admin, uri="shop/manuals/ignition", depth=3, format="text").text
+    assert secured.shape("run_sql", workshop, sql="SELECT count(*) AS n FROM service.work_orders").json()["rows"] == [[4]]
+    for sql in ("SELECT * FROM service.parts", "WITH p AS (SELECT * FROM service.parts) SELECT * FROM p", "SELECT * FROM read_csv('/etc/passwd')"):
+        refused = secured.shape("run_sql", workshop, sql=sql)
+        assert refused.status_code == 403 and "rows" not in refused.json(), (sql, refused.text)
+    hidden_table = secured.shape("run_sql", workshop, sql="SELECT * FROM service.parts").json()["error"]
+    absent_table = secured.shape("run_sql", workshop, sql="SELECT * FROM service.nowhere").json()["error"]
+    assert hidden_table.replace("parts", "X") == absent_table.replace("nowhere", "X")  # a hidden table is not told from a missing one
+    assert secured.shape("run_sql", quality, sql="SELECT 1").status_code == 403  # no run-sql capability
+    assert secured.shape("cypher", workshop, query="MATCH (n) RETURN count(n) AS n").status_code == 403
+    assert secured.shape("cypher", admin, query="MATCH (n:Document) RETURN count(n) AS n").status_code == 200
+    assert secured.get("/metrics", workshop).status_code == 403 and secured.get("/metrics", admin).status_code == 200
+
+
+def test_a_user_signed_in_with_pkce_sees_its_groups_grant(secured: Secured) -> None:
+    token = secured.issuer.user_token("notebook", "alice")
+    assert jwt.decode(token, options={"verify_signature": False})["sub"] == "alice"
+    hits = secured.shape("search", token, query="coil", k=20).json()["hits"]
+    assert hits and all(hit["uri"].startswith("shop/bulletins/") for hit in hits)
+    entries = [json.loads(line) for line in secured.audit.read_text().splitlines()]
+    assert any(entry["subject"] == "alice" and entry["action"] == "search" and entry["grants"] == ["bulletins"] for entry in entries)
+
+
+def test_the_mcp_client_is_answered_within_its_grant(secured: Secured) -> None:
+    token = secured.issuer.client_token("workshop-agent")
+
+    async def main() -> tuple[str, bool, str]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+            McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http)) as client,
+        ):
+            found = await client.call_tool("search", {"query": "coil", "k": 20, "format": "json"})
+            cypher = await client.call_tool("cypher", {"query": "MATCH (n) RETURN count(n) AS n"})
+            return found.content[0].text, bool(cypher.is_error), cypher.content[0].text
+
+    hits, refused, reason = anyio.run(main)
+    assert all(hit["uri"].startswith("shop/manuals/") for hit in json.loads(hits)["hits"])
+    assert refused and "cypher" in reason
