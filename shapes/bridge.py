@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.scope import table_params, visible, visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.exceptions import Conflict, NotFound
@@ -29,24 +30,28 @@ from worker.graph.stamps import version as freshness_version
 if TYPE_CHECKING:
     from neo4j import Driver
 
+    from worker.shared.grants import Grant
+
 # Every answer reads only what these sources write: their stamps are the answers' version.
 SOURCES: tuple[SourceName, ...] = ("values", "documents", "warehouse", "query-log")
 KEPT_ANSWERS = 16
+# Whether a value is mentioned somewhere the caller's grant shows (everywhere, for the local mode).
+MENTIONED = f"EXISTS {{ MATCH (v)<-[:{Rel.MENTIONS}]-(n) WHERE {visible('n.uri')} }}"
 BRIDGED = f"""
-MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
-WITH t, c, count(v) AS values, sum(h.rows) AS rows, sum(CASE WHEN EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }} THEN 0 ELSE 1 END) AS unmentioned
+MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE}) WHERE {visible_table("t.id")}
+WITH t, c, count(v) AS values, sum(h.rows) AS rows, sum(CASE WHEN {MENTIONED} THEN 0 ELSE 1 END) AS unmentioned
 RETURN c.id AS column, t.id AS table, values, rows, unmentioned ORDER BY column
 """
 # A value, where it occurs and what mentions it, in one round trip.
 VALUE = f"""
 MATCH (v:{Label.VALUE} {{id: $value}})
 CALL (v) {{
-  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
+  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE}) WHERE {visible_table("t.id")}
   WITH c, t, h ORDER BY h.rows DESC, c.id
   RETURN collect({{column: c.id, table: t.id, rows: h.rows}}) AS columns
 }}
 CALL (v) {{
-  MATCH (n)-[m:{Rel.MENTIONS}]->(v)
+  MATCH (n)-[m:{Rel.MENTIONS}]->(v) WHERE {visible("n.uri")}
   WITH n, m ORDER BY n.uri
   RETURN collect({{uri: n.uri, count: m.count}}) AS mentions
 }}
@@ -55,7 +60,7 @@ RETURN v.id AS value, columns, mentions
 # Only when the exact spelling is not a value: this reads every value.
 VALUE_ANY_CASE = f"MATCH (v:{Label.VALUE}) WHERE toLower(v.id) = toLower($value) RETURN v.id AS value ORDER BY value LIMIT 1"
 NODE_EXISTS = f"""
-OPTIONAL MATCH (n:{Label.LIBRARY}|{Label.FOLDER}|{Label.DOCUMENT}|{Label.SECTION} {{uri: $uri}})
+OPTIONAL MATCH (n:{Label.LIBRARY}|{Label.FOLDER}|{Label.DOCUMENT}|{Label.SECTION} {{uri: $uri}}) WHERE {visible("n.uri")}
 RETURN n IS NOT NULL AS found
 """
 # The node and everything below it: a folder's documents (uri/…), a document's sections (uri#…),
@@ -68,17 +73,17 @@ CALL () {{
   UNION MATCH (n:{Label.SECTION}) WHERE n.uri STARTS WITH $uri + '/' RETURN n
   UNION MATCH (n:{Label.SECTION}) WHERE n.uri STARTS WITH $uri + '#' RETURN n
 }}
-MATCH (n)-[m:{Rel.MENTIONS}]->(v:{Label.VALUE})
+MATCH (n)-[m:{Rel.MENTIONS}]->(v:{Label.VALUE}) WHERE {visible("n.uri")}
 WITH v, sum(m.count) AS count, count(n) AS places
 CALL (v) {{
-  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE})
+  MATCH (v)<-[h:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(t:{Label.TABLE}) WHERE {visible_table("t.id")}
   WITH c, t, h ORDER BY h.rows DESC, c.id
   RETURN collect({{column: c.id, table: t.id, rows: h.rows}}) AS columns
 }}
 RETURN v.id AS value, count, places, columns ORDER BY value
 """
 FIND_COLUMN = f"""
-MATCH (c:{Label.COLUMN}) WHERE c.id = $column OR c.id ENDS WITH '.' + $column
+MATCH (c:{Label.COLUMN}) WHERE (c.id = $column OR c.id ENDS WITH '.' + $column) AND {visible_table("c.table")}
 RETURN c.id AS id ORDER BY id LIMIT 10
 """
 # A column's domain: the columns it joins (declared or learned), and those an identifier term tags with it.
@@ -89,12 +94,12 @@ CALL (c) {{
   UNION
   MATCH (c)-[:{Rel.TAGGED_WITH}]->(:{Label.BUSINESS_TERM} {{identifier: true}})<-[:{Rel.TAGGED_WITH}]-(other:{Label.COLUMN}) RETURN other
 }}
-WITH c, other WHERE other <> c AND EXISTS {{ (other)-[:{Rel.HAS_VALUE}]->() }}
+WITH c, other WHERE other <> c AND EXISTS {{ (other)-[:{Rel.HAS_VALUE}]->() }} AND {visible_table("other.table")}
 RETURN DISTINCT other.id AS column ORDER BY column
 """
 UNMENTIONED = f"""
 MATCH (:{Label.COLUMN} {{id: $column}})-[h:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
-WHERE NOT EXISTS {{ (v)<-[:{Rel.MENTIONS}]-() }}
+WHERE NOT {MENTIONED}
 RETURN v.id AS value, h.rows AS rows ORDER BY rows DESC, value
 """
 UNSEEN = f"""
@@ -102,9 +107,9 @@ UNWIND $domain AS other
 MATCH (:{Label.COLUMN} {{id: other}})-[:{Rel.HAS_VALUE}]->(v:{Label.VALUE})
 WHERE NOT EXISTS {{ (:{Label.COLUMN} {{id: $column}})-[:{Rel.HAS_VALUE}]->(v) }}
 WITH DISTINCT v
-MATCH (v)<-[m:{Rel.MENTIONS}]-()
+MATCH (v)<-[m:{Rel.MENTIONS}]-(n) WHERE {visible("n.uri")}
 WITH v, count(m) AS mentions
-MATCH (v)<-[:{Rel.HAS_VALUE}]-(c:{Label.COLUMN})
+MATCH (v)<-[:{Rel.HAS_VALUE}]-(c:{Label.COLUMN}) WHERE {visible_table("c.table")}
 WITH v, mentions, c ORDER BY c.id
 RETURN v.id AS value, mentions, collect(c.id) AS columns ORDER BY value
 """
@@ -166,14 +171,21 @@ class BridgeResult:
     unseen: list[DocumentedValue] = field(default_factory=list)  # column: documented values of its domain it never holds
 
 
-def bridge(driver: Driver, database: str, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
+def bridge(driver: Driver, database: str, value: str | None, uri: str | None, column: str | None, grant: Grant, tables: frozenset[str] | None) -> BridgeResult:
+    """Within a grant every part reads only what it shows: places it sees (`grant`), columns of
+    the tables it sees (`tables`, None: all); a value is "mentioned nowhere" when no place it sees
+    mentions it, and a value neither held by a column it sees nor mentioned where it sees is not
+    found, in the same words as one that does not exist."""
+    scope = {**grant.cypher(), **table_params(tables)}
+
     def run(query: str, **params: object) -> list:
-        return driver.execute_query(query, params, database_=database).records
+        return driver.execute_query(query, {**params, **scope}, database_=database).records
 
     if not (value or uri or column):
         return BridgeResult("columns", "", bridged=[BridgedColumn(**row) for row in run(BRIDGED)])
     if value:
         found = run(VALUE, value=value) or [row for spelled in run(VALUE_ANY_CASE, value=value) for row in run(VALUE, value=spelled["value"])]
+        found = [row for row in found if row["columns"] or row["mentions"]]
         if not found:
             raise NotFound(f"no warehouse value {value!r} is bridged (see `bridge --column` for a column's values)")
         row = found[0]
@@ -217,9 +229,10 @@ class BridgeShape:
         self.database = database
         self.answers: Versioned[BridgeResult] = Versioned(KEPT_ANSWERS)
 
-    def __call__(self, value: str | None, uri: str | None, column: str | None) -> BridgeResult:
+    def __call__(self, value: str | None, uri: str | None, column: str | None, grant: Grant, tables: frozenset[str] | None) -> BridgeResult:
         version = freshness_version(self.driver, self.database, *SOURCES)
-        return self.answers.get(version, (value, uri, column), lambda: bridge(self.driver, self.database, value, uri, column))
+        key = (value, uri, column, grant.key, None if tables is None else tuple(sorted(tables)))
+        return self.answers.get(version, key, lambda: bridge(self.driver, self.database, value, uri, column, grant, tables))
 
 
 def _names(column_id: str, name: str) -> bool:
@@ -276,8 +289,9 @@ SPEC = ShapeSpec(
     params=BridgeParams,
     output=BridgeResult,
     refers={"uri": "outline", "table": "table"},
-    run=lambda shapes, p, _grant: shapes.bridge(p.value or None, p.uri or None, p.column or None),
+    run=lambda shapes, p, grant: shapes.bridge(p.value or None, p.uri or None, p.column or None, grant, shapes.granted_tables(grant)),
     render=render,
     rows=("bridged", "columns", "mentions", "values", "unmentioned", "unseen"),
     needs="values",
+    scoped=True,
 )

@@ -13,16 +13,18 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, StringConstraints
 
+from shapes.access.scope import narrowed, visible
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
-from worker.graph import document_text
 from worker.graph.document_text import NODE_TEXT
 from worker.graph.schema import DOCUMENT_TEXT_INDEX
 from worker.shared.tokens import token_pattern
 
 if TYPE_CHECKING:
     from neo4j import Driver
+
+    from worker.shared.grants import Grant
 
 MAX_TERMS = 500
 MAX_TERM = 200
@@ -37,7 +39,7 @@ CANDIDATE_NODES = f"""
 UNWIND $terms AS term
 CALL (term) {{
   CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', term.lucene, $options) YIELD node
-  WITH node WHERE node.uri STARTS WITH $under
+  WITH node WHERE node.uri STARTS WITH $under AND {visible("node.uri")}
   LIMIT $limit
   RETURN collect([node.uri, {NODE_TEXT.format(node="node")}]) AS candidates
 }}
@@ -63,9 +65,10 @@ class CoverageResult:
     found: list[TermFound] = field(default_factory=list)
 
 
-def coverage(driver: Driver, database: str, terms: list[str], under: str | None, limit: int = CANDIDATES) -> CoverageResult:
+def coverage(driver: Driver, database: str, terms: list[str], under: str | None, grant: Grant, limit: int = CANDIDATES) -> CoverageResult:
     """`limit` caps each term's full-text candidates in scope (a term is checked in at most that
-    many places)."""
+    many places). Within a restricted grant, a term is missing when no place the grant shows
+    mentions it."""
     cleaned = list(dict.fromkeys(term.strip() for term in terms if term.strip()))
     if not cleaned:
         raise ShapeError("no terms: give identifiers such as fault codes or part numbers")
@@ -74,15 +77,11 @@ def coverage(driver: Driver, database: str, terms: list[str], under: str | None,
     if any(len(term) > MAX_TERM for term in cleaned):
         raise ShapeError(f"a term is longer than {MAX_TERM} characters")
     missing, found = [], []
-    rows = driver.execute_query(
-        CANDIDATE_NODES,
-        terms=[{"term": term, "lucene": document_text.scoped(f'"{escape(term)}"', under)} for term in cleaned],
-        limit=limit,
-        options=document_text.index_options(under, limit),
-        under=under or "",
-        database_=database,
-    ).records
-    candidates = {row["term"]: row["candidates"] for row in rows}
+    queries = {term: narrowed(f'"{escape(term)}"', under, grant, limit) for term in cleaned}
+    asked = [{"term": term, "lucene": query[0]} for term, query in queries.items() if query is not None]
+    options = next((query[1] for query in queries.values() if query is not None), {})
+    rows = driver.execute_query(CANDIDATE_NODES, terms=asked, limit=limit, options=options, under=under or "", **grant.cypher(), database_=database).records
+    candidates = {term: [] for term in cleaned} | {row["term"]: row["candidates"] for row in rows}
     for term in cleaned:
         pattern = token_pattern(term)
         uris = sorted(uri for uri, text in candidates[term] if pattern.search(text))
@@ -122,9 +121,10 @@ SPEC = ShapeSpec(
     params=CoverageParams,
     output=CoverageResult,
     refers={"uris": "outline"},
-    run=lambda shapes, p, _grant: coverage(shapes.driver, shapes.database, p.terms, p.under or None),
+    run=lambda shapes, p, grant: coverage(shapes.driver, shapes.database, p.terms, p.under or None, grant),
     render=render,
     rows=("missing", "found"),
     needs="documents",
     arguments=("terms",),
+    scoped=True,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from neo4j import Driver
 
     from worker.settings import Settings
+    from worker.shared.grants import Grant
 
 READ_SOURCES = f"""
 MATCH (s:{Label.SOURCE})
@@ -34,14 +35,21 @@ class SourceFreshness:
     applied_at: str | None  # when the graph last applied a change from this source
     event_at: str | None  # source-side time of the newest event applied
     age_seconds: int | None
-    changes: int
-    queued: int | None  # events waiting to be applied (None: the queue could not be read)
+    changes: int | None  # None: withheld within a restricted grant (it counts changes everywhere)
+    queued: int | None  # events waiting to be applied (None: the queue could not be read, or withheld)
 
 
 @dataclass(frozen=True)
 class Freshness:
     as_of: str
     sources: list[SourceFreshness] = field(default_factory=list)
+
+    def within(self, grant: Grant) -> Freshness:
+        """As a restricted grant sees it: when each source last applied a change, without the
+        counts of changes applied and queued, which count what it may not see too."""
+        if grant.everything:
+            return self
+        return replace(self, sources=[replace(source, changes=None, queued=None) for source in self.sources])
 
 
 class FreshnessProbe:
@@ -122,7 +130,8 @@ SPEC = ShapeSpec(
     guide="Sources are documents, warehouse, glossary and query log; every other answer ends with the same lines.",
     params=FreshnessParams,
     output=Freshness,
-    run=lambda shapes, p, _grant: shapes.probe(),
+    run=lambda shapes, p, grant: shapes.probe().within(grant),
     render=render,
     rows=("sources",),
+    scoped=True,
 )

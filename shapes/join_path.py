@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.scope import table_params, visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import Conflict, NotFound, ShapeError
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 MAX_HOPS = 6
 FIND_TABLE = f"""
-MATCH (t:{Label.TABLE}) WHERE t.id = $name OR t.id ENDS WITH '.' + $name
+MATCH (t:{Label.TABLE}) WHERE (t.id = $name OR t.id ENDS WITH '.' + $name) AND {visible_table("t.id")}
 RETURN t.id AS id ORDER BY id LIMIT 10
 """
 EDGES = f"""
@@ -97,24 +98,30 @@ class JoinPathShape:
         self.database = database
         self.graphs: Versioned[dict[str, list[_Edge]]] = Versioned(1)
 
-    def resolve(self, name: str) -> str:
+    def resolve(self, name: str, tables: frozenset[str] | None = None) -> str:
+        """The table `name` means among `tables` (the granted ones; None: all): a table outside
+        them is not found, in the same words as one that does not exist."""
         name = name.strip().strip("`")
         if not name:
             raise ShapeError("empty table name")
-        found = [row["id"] for row in self.driver.execute_query(FIND_TABLE, name=name, database_=self.database).records]
+        found = [row["id"] for row in self.driver.execute_query(FIND_TABLE, name=name, **table_params(tables), database_=self.database).records]
         if not found:
             raise NotFound(f"no table named {name!r}; `lakegraph table-context QUESTION` finds tables by meaning")
         if len(found) > 1 and name not in found:
             raise Conflict(f"{name!r} is ambiguous: {', '.join(found)}; give more of its id")
         return name if name in found else found[0]
 
-    def __call__(self, table_a: str, table_b: str, max_hops: int = 3, min_confidence: float = 0.0) -> JoinPath:
+    def __call__(self, table_a: str, table_b: str, max_hops: int = 3, min_confidence: float = 0.0, tables: frozenset[str] | None = None) -> JoinPath:
+        """The cheapest path over the granted `tables` only (None: all): no hop passes a table
+        the caller may not see, so a path that would is not found."""
         if not 1 <= max_hops <= MAX_HOPS:
             raise ShapeError(f"max hops must be between 1 and {MAX_HOPS}, got {max_hops}")
-        source, target = self.resolve(table_a), self.resolve(table_b)
+        source, target = self.resolve(table_a, tables), self.resolve(table_b, tables)
         if source == target:
             raise ShapeError(f"{source} is both ends; a self-join needs no path")
         edges = self._edges(min_confidence)
+        if tables is not None:
+            edges = {table: [edge for edge in out if edge.right in tables] for table, out in edges.items() if table in tables}
         declared_only = {table: [edge for edge in out if edge.kind == "declared"] for table, out in edges.items()}
         for graph in (declared_only, edges):
             path = _cheapest(graph, source, target, max_hops)
@@ -212,9 +219,10 @@ SPEC = ShapeSpec(
     params=JoinPathParams,
     output=JoinPath,
     refers={"source": "table", "target": "table", "left": "table", "right": "table"},
-    run=lambda shapes, p, _grant: shapes.join_paths(p.table_a, p.table_b, p.max_hops),
+    run=lambda shapes, p, grant: shapes.join_paths(p.table_a, p.table_b, p.max_hops, tables=shapes.granted_tables(grant)),
     render=render,
     rows=("hops",),
     needs="tables",
     arguments=("table_a", "table_b"),
+    scoped=True,
 )

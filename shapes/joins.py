@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.scope import table_params, visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
@@ -17,13 +18,14 @@ if TYPE_CHECKING:
 
 DECLARED = f"""
 MATCH (a:{Label.COLUMN})-[k:{Rel.REFERENCES}]->(b:{Label.COLUMN})
-WHERE $table = '' OR a.table ENDS WITH $table OR b.table ENDS WITH $table
+WHERE ($table = '' OR a.table ENDS WITH $table OR b.table ENDS WITH $table) AND {visible_table("a.table")} AND {visible_table("b.table")}
 RETURN a.id AS left, b.id AS right, k.constraint AS constraint
 ORDER BY left, right
 """
 LEARNED = f"""
 MATCH (a:{Label.COLUMN})-[j:{Rel.JOINS_WITH}]->(b:{Label.COLUMN})
 WHERE ($table = '' OR a.table ENDS WITH $table OR b.table ENDS WITH $table) AND j.confidence >= $min_confidence
+  AND {visible_table("a.table")} AND {visible_table("b.table")}
 RETURN a.id AS left, b.id AS right, j.executions AS executions, j.distinct_queries AS queries,
        j.distinct_users AS users, j.first_seen AS first_seen, j.last_seen AS last_seen,
        j.confidence AS confidence, j.declared AS declared, coalesce(j.self_join, false) AS self_join
@@ -61,14 +63,21 @@ class JoinsShape:
         self.database = database
         self.listings: Versioned[JoinListing] = Versioned(KEPT_LISTINGS)
 
-    def __call__(self, table: str, min_confidence: float) -> JoinListing:
+    def __call__(self, table: str, min_confidence: float, tables: frozenset[str] | None = None) -> JoinListing:
         version = freshness_version(self.driver, self.database, "warehouse", "query-log")
-        return self.listings.get(version, (table, min_confidence), lambda: list_joins(self.driver, self.database, table, min_confidence))
+        key = (table, min_confidence, None if tables is None else tuple(sorted(tables)))
+        return self.listings.get(version, key, lambda: list_joins(self.driver, self.database, table, min_confidence, tables))
 
 
-def list_joins(driver: Driver, database: str, table: str, min_confidence: float) -> JoinListing:
-    declared = driver.execute_query(DECLARED, table=table, database_=database).records
-    learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, database_=database).records
+def list_joins(driver: Driver, database: str, table: str, min_confidence: float, tables: frozenset[str] | None = None) -> JoinListing:
+    """The joins whose both ends are among `tables` (the granted ones; None: all). Within a
+    grant the query log's diagnostics (unresolved and pending queries) are withheld: their SQL
+    and counts speak of every table."""
+    scope = table_params(tables)
+    declared = driver.execute_query(DECLARED, table=table, **scope, database_=database).records
+    learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, **scope, database_=database).records
+    if tables is not None:
+        return JoinListing([dict(row) for row in declared], [dict(row) for row in learned], 0, [], 0)
     unresolved = driver.execute_query(UNRESOLVED, table=table, examples=UNRESOLVED_EXAMPLES, database_=database).records[0]
     return JoinListing(
         [dict(row) for row in declared],
@@ -109,8 +118,9 @@ SPEC = ShapeSpec(
     params=JoinsParams,
     output=JoinListing,
     refers={"left": "column", "right": "column"},
-    run=lambda shapes, p, _grant: shapes.joins(p.table or "", p.min_confidence),
+    run=lambda shapes, p, grant: shapes.joins(p.table or "", p.min_confidence, shapes.granted_tables(grant)),
     render=render,
     rows=("declared", "learned", "unresolved_examples"),
     needs="tables",
+    scoped=True,
 )

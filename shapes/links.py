@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
@@ -15,31 +16,33 @@ from worker.graph.stamps import version
 if TYPE_CHECKING:
     from neo4j import Driver
 
+    from worker.shared.grants import Grant
+
 # The link sources at or below $under, found through each label's uri index (a prefix seek), so a
 # subtree's listing costs its own links, not a scan of every link of the estate.
 SOURCES_UNDER = f"""
 CALL () {{
-  MATCH (s:{Label.DOCUMENT}) WHERE s.uri STARTS WITH $under RETURN s
+  MATCH (s:{Label.DOCUMENT}) WHERE s.uri STARTS WITH $under AND {visible("s.uri")} RETURN s
   UNION ALL
-  MATCH (s:{Label.SECTION}) WHERE s.uri STARTS WITH $under RETURN s
+  MATCH (s:{Label.SECTION}) WHERE s.uri STARTS WITH $under AND {visible("s.uri")} RETURN s
 }}
 """
 RESOLVED = f"""
 {SOURCES_UNDER}
-MATCH (s)-[l:{Rel.LINKS_TO}]->(t)
+MATCH (s)-[l:{Rel.LINKS_TO}]->(t) WHERE {visible("t.uri")}
 RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found, l.anchor_note AS note
 ORDER BY source, l.ordinal
 """
 UNRESOLVED = f"""
 MATCH (u:{Label.UNRESOLVED_LINK})
-WHERE u.source STARTS WITH $under
+WHERE u.source STARTS WITH $under AND {visible("u.source")}
 RETURN u.source AS source, u.href AS href, u.reason AS reason
 ORDER BY source, u.ordinal
 """
 KEPT_LISTINGS = 8
 COUNTS = f"""
-CALL () {{ {SOURCES_UNDER} RETURN sum(COUNT {{ (s)-[:{Rel.LINKS_TO}]->() }}) AS resolved }}
-CALL () {{ MATCH (u:{Label.UNRESOLVED_LINK}) WHERE u.source STARTS WITH $under RETURN count(u) AS unresolved }}
+CALL () {{ {SOURCES_UNDER} RETURN sum(COUNT {{ (s)-[:{Rel.LINKS_TO}]->(t) WHERE {visible("t.uri")} }}) AS resolved }}
+CALL () {{ MATCH (u:{Label.UNRESOLVED_LINK}) WHERE u.source STARTS WITH $under AND {visible("u.source")} RETURN count(u) AS unresolved }}
 RETURN resolved, unresolved
 """
 
@@ -52,9 +55,11 @@ class LinkListing:
     broken: bool
 
 
-def list_links(driver: Driver, database: str, broken: bool, under: str) -> LinkListing:
-    counts = driver.execute_query(COUNTS, under=under, database_=database).records[0]
-    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, database_=database).records
+def list_links(driver: Driver, database: str, broken: bool, under: str, grant: Grant) -> LinkListing:
+    """The links written at or below `under` by sources the grant sees; a resolved link counts
+    and shows only when its target is seen too (a link into a hidden library is not told)."""
+    counts = driver.execute_query(COUNTS, under=under, **grant.cypher(), database_=database).records[0]
+    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, **grant.cypher(), database_=database).records
     # a note (why an anchor ended at its document) only where there is one
     return LinkListing(counts["resolved"], counts["unresolved"], [{key: value for key, value in row.items() if key != "note" or value} for row in rows], broken)
 
@@ -68,10 +73,11 @@ class LinksShape:
         self.database = database
         self.listings: Versioned[LinkListing] = Versioned(KEPT_LISTINGS)
 
-    def __call__(self, broken: bool, under: str) -> LinkListing:
-        """Links change only when the documents source applies a change: its stamp keys the listings."""
+    def __call__(self, broken: bool, under: str, grant: Grant) -> LinkListing:
+        """Links change only when the documents source applies a change: its stamp keys the
+        listings, one per scope and grant."""
         stamps = version(self.driver, self.database, "documents")
-        return self.listings.get(stamps, (broken, under), lambda: list_links(self.driver, self.database, broken, under))
+        return self.listings.get(stamps, (broken, under, grant.key), lambda: list_links(self.driver, self.database, broken, under, grant))
 
 
 def render(listing: LinkListing) -> str:
@@ -97,8 +103,9 @@ SPEC = ShapeSpec(
     params=LinksParams,
     output=LinkListing,
     refers={"source": "outline", "target": "outline"},
-    run=lambda shapes, p, _grant: shapes.links(p.broken, p.under or ""),
+    run=lambda shapes, p, grant: shapes.links(p.broken, p.under or "", grant),
     render=render,
     rows=("rows",),
     needs="documents",
+    scoped=True,
 )

@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING
 
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
+from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
     from neo4j import Driver
+
+WITHHELD = "count withheld within your grant"
 
 NAMES = """
 CALL () { CALL db.labels() YIELD label RETURN collect(label) AS labels }
@@ -30,8 +33,8 @@ INDEXES = "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state RETUR
 
 @dataclass(frozen=True)
 class GraphSchema:
-    labels: dict[str, int] = field(default_factory=dict)
-    relationship_types: dict[str, int] = field(default_factory=dict)
+    labels: dict[str, int | None] = field(default_factory=dict)  # a count None: withheld within a restricted grant
+    relationship_types: dict[str, int | None] = field(default_factory=dict)
     node_properties: dict[str, list[str]] = field(default_factory=dict)
     relationship_properties: dict[str, list[str]] = field(default_factory=dict)
     indexes: list[dict] = field(default_factory=list)
@@ -50,16 +53,19 @@ class GraphSchemaShape:
     def _run(self, query: str) -> list:
         return self.driver.execute_query(query, database_=self.database).records
 
-    def __call__(self) -> GraphSchema:
+    def __call__(self, grant: Grant = EVERYTHING) -> GraphSchema:
+        """The graph's structure; within a restricted grant its labels and types without their
+        counts, which count what the grant does not show."""
         found = self._run(NAMES)[0]
         labels, types = sorted(found["labels"]), sorted(found["types"])
         indexes = [dict(row) for row in self._run(INDEXES)]
         names = (tuple(labels), tuple(types), tuple(sorted(found["keys"])), tuple(index["name"] for index in indexes))
         node_properties, relationship_properties = self.properties.get(names, None, self._read_properties)
         counts = self._counts(labels, types)
+        shown = (lambda count: count) if grant.everything else (lambda count: None)
         return GraphSchema(
-            labels={label: counts["label", position] for position, label in enumerate(labels) if ("label", position) in counts},
-            relationship_types={rel: counts["type", position] for position, rel in enumerate(types) if ("type", position) in counts},
+            labels={label: shown(counts["label", position]) for position, label in enumerate(labels) if ("label", position) in counts},
+            relationship_types={rel: shown(counts["type", position]) for position, rel in enumerate(types) if ("type", position) in counts},
             node_properties=node_properties,
             relationship_properties=relationship_properties,
             indexes=indexes,
@@ -97,11 +103,11 @@ def _quoted(name: str) -> str:
 def render(schema: GraphSchema) -> str:
     lines = ["node labels:"]
     for label, count in schema.labels.items():
-        lines.append(f"  (:{label})  {count} nodes")
+        lines.append(f"  (:{label})  {WITHHELD if count is None else f'{count} nodes'}")
         lines += [f"      {prop}" for prop in schema.node_properties.get(label, [])]
     lines.append("relationship types:")
     for rel, count in schema.relationship_types.items():
-        lines.append(f"  [:{rel}]  {count} relationships")
+        lines.append(f"  [:{rel}]  {WITHHELD if count is None else f'{count} relationships'}")
         lines += [f"      {prop}" for prop in schema.relationship_properties.get(rel, [])]
     lines.append("indexes:")
     for index in schema.indexes:
@@ -120,7 +126,8 @@ SPEC = ShapeSpec(
     guide="Read it before writing Cypher.",
     params=SchemaParams,
     output=GraphSchema,
-    run=lambda shapes, p, _grant: shapes.schema(),
+    run=lambda shapes, p, grant: shapes.schema(grant),
     render=render,
     rows=("labels", "relationship_types", "node_properties", "relationship_properties", "indexes"),
+    scoped=True,
 )

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.access.scope import visible
+from shapes.access.scope import narrowed, visible
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import ShapeError
-from worker.graph import document_text
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, Label
 from worker.shared.tokens import any_token_pattern
 
@@ -35,7 +34,7 @@ _RESERVED = {"AND", "OR", "NOT", "TO"}
 
 SEARCH = f"""
 CALL db.index.fulltext.queryNodes('{DOCUMENT_TEXT_INDEX}', $lucene, $options) YIELD node, score
-WHERE node.uri STARTS WITH $under AND {visible("node")}
+WHERE node.uri STARTS WITH $under AND {visible("node.uri")}
 WITH node, score LIMIT $k
 OPTIONAL MATCH (d:{Label.DOCUMENT} {{uri: split(node.uri, '#')[0]}})
 RETURN node.uri AS uri, node.displayName AS name, [label IN labels(node) WHERE label IN ['Document', 'Section']][0] AS kind,
@@ -83,13 +82,10 @@ def search(driver: Driver, database: str, query: str, under: str | None, k: int,
         raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
     parts = [escape(query)] + [escape(term) for term in expand]
     lucene = " OR ".join(f"({part})" for part in parts if part)
-    if under or grant.everything:
-        narrowed, options = document_text.scoped(lucene, under), document_text.index_options(under, k)
-    elif grant.libraries:  # Lucene narrows to the grant's prefixes; `visible` decides
-        narrowed, options = document_text.within(lucene, grant.libraries), {}
-    else:
+    found = narrowed(lucene, under, grant, k)
+    if found is None:
         return SearchResult(query, under, expand, lucene)
-    records = driver.execute_query(SEARCH, lucene=narrowed, options=options, under=under or "", k=k, **grant.cypher(), database_=database).records
+    records = driver.execute_query(SEARCH, lucene=found[0], options=found[1], under=under or "", k=k, **grant.cypher(), database_=database).records
     words = [word for part in [query, *expand] for word in re.findall(r"\w+", part.lower())]
     hits = [
         Hit(

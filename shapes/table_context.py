@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from shapes.access.scope import table_params, visible_table
 from shapes.search import escape
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import NotFound, ShapeError
@@ -34,6 +35,7 @@ RRF_K = 60
 CANDIDATES = 20
 MAX_K = 50
 MAX_QUESTION = 1000
+GRANTED_DEPTH = 10  # within a grant, each arm reads this many times CANDIDATES before the grant filters
 
 # The two full-text arms in one round trip, each ranked best first: tables found through a term
 # tagged on them or on one of their columns (with those terms), and by their own name and text.
@@ -43,11 +45,13 @@ CALL () {{
   MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
   OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
   WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
+  WHERE {visible_table("table.id")}
   WITH table, via ORDER BY score DESC, table.id
   RETURN collect({{id: table.id, via: via}}) AS by_term
 }}
 CALL () {{
   CALL db.index.fulltext.queryNodes('{TABLE_TEXT_INDEX}', $lucene, {{limit: $limit}}) YIELD node, score
+  WHERE {visible_table("node.id")}
   WITH node ORDER BY score DESC, node.id
   RETURN collect(node.id) AS by_table
 }}
@@ -55,6 +59,7 @@ RETURN by_term, by_table
 """
 BY_TABLE_VECTOR = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.TABLE]}', $limit, $vector) YIELD node, score
+WHERE {visible_table("node.id")}
 RETURN node.id AS id, score ORDER BY score DESC, id
 """
 BY_TERM_VECTOR = f"""
@@ -62,12 +67,13 @@ CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.BUSINESS_TERM]}', $limit,
 MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
 OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
 WITH coalesce(owner, n) AS table, max(score) AS score
+WHERE {visible_table("table.id")}
 RETURN table.id AS id, score ORDER BY score DESC, id
 """
 VECTOR_INDEX_ONLINE = "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN count(*) AS n"
 DETAILS = f"""
 UNWIND $ids AS id
-MATCH (t:{Label.TABLE} {{id: id}})
+MATCH (t:{Label.TABLE} {{id: id}}) WHERE {visible_table("t.id")}
 CALL (t) {{
   OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
   OPTIONAL MATCH (c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM})
@@ -77,13 +83,13 @@ CALL (t) {{
     description: c.description, terms: terms}} END) AS columns
 }}
 CALL (t) {{
-  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[k:{Rel.REFERENCES}]-(o:{Label.COLUMN})
+  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[k:{Rel.REFERENCES}]-(o:{Label.COLUMN}) WHERE {visible_table("o.table")}
   RETURN collect(DISTINCT {{
     column: c.name, other: o.id, direction: CASE WHEN startNode(k) = c THEN 'out' ELSE 'in' END,
     constraint: k.constraint}}) AS declared
 }}
 CALL (t) {{
-  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[j:{Rel.JOINS_WITH}]-(o:{Label.COLUMN})
+  OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[j:{Rel.JOINS_WITH}]-(o:{Label.COLUMN}) WHERE {visible_table("o.table")}
   WITH c, o, j ORDER BY j.confidence DESC LIMIT $partners
   RETURN collect(CASE WHEN j IS NULL THEN null ELSE {{
     column: c.name, other: o.id, confidence: j.confidence, executions: j.executions,
@@ -129,7 +135,9 @@ class TableContextShape:
         rows = self.driver.execute_query(VECTOR_INDEX_ONLINE, name=VECTOR_INDEXES[Label.TABLE], database_=self.database).records
         return rows[0]["n"] == 1
 
-    def __call__(self, question: str, k: int = 5, partners: int = 8) -> TablesResult:
+    def __call__(self, question: str, k: int = 5, partners: int = 8, tables: frozenset[str] | None = None) -> TablesResult:
+        """The k tables (of `tables`, the granted ones; None: all) that best answer `question`.
+        Within a grant the arms read deeper, so its k best are not crowded out by hidden tables."""
         if not question.strip():
             raise ShapeError("empty question: say what data you are looking for")
         if len(question) > MAX_QUESTION:
@@ -138,15 +146,16 @@ class TableContextShape:
             raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
         lucene = " OR ".join(escape(word) for word in question.split())
         rankings: dict[str, list[str]] = {}
-        found = self._run(BY_TEXT, lucene=lucene, limit=CANDIDATES)[0]
+        scope, limit = table_params(tables), CANDIDATES if tables is None else CANDIDATES * GRANTED_DEPTH
+        found = self._run(BY_TEXT, lucene=lucene, limit=limit, **scope)[0]
         rankings["term"] = [row["id"] for row in found["by_term"]]
         via = {row["id"]: row["via"] for row in found["by_term"]}
         rankings["text"] = found["by_table"]
         if self.vectors_available():
             assert self.embedder is not None
             vector = self.embedder.embed([question])[0]
-            rankings["vector"] = [row["id"] for row in self._run(BY_TABLE_VECTOR, vector=vector, limit=CANDIDATES)]
-            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=CANDIDATES)]
+            rankings["vector"] = [row["id"] for row in self._run(BY_TABLE_VECTOR, vector=vector, limit=limit, **scope)]
+            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=limit, **scope)]
         fused: dict[str, float] = defaultdict(float)
         arms: dict[str, list[str]] = defaultdict(list)
         for arm, ids in rankings.items():
@@ -154,13 +163,13 @@ class TableContextShape:
                 fused[table_id] += 1.0 / (RRF_K + rank + 1)
                 arms[table_id].append(arm)
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
-        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners)}
-        tables = [
+        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, **scope)}
+        contexts = [
             self._context(table_id, row, round(fused[table_id], 5), arms[table_id], via.get(table_id, []))
             for table_id in best
             if (row := details.get(table_id)) is not None
         ]
-        return TablesResult(question, list(rankings), tables)
+        return TablesResult(question, list(rankings), contexts)
 
     @staticmethod
     def _context(table_id: str, row: Any, score: float, found_by: list[str], via: list[str]) -> TableContext:
@@ -178,9 +187,10 @@ class TableContextShape:
             learned_joins=row["learned"],
         )
 
-    def one(self, table_id: str, partners: int = 8) -> TablesResult:
-        """One table's context by its id (its resource, lakegraph://tables/<id>)."""
-        found = self._run(DETAILS, ids=[table_id], partners=partners)
+    def one(self, table_id: str, partners: int = 8, tables: frozenset[str] | None = None) -> TablesResult:
+        """One table's context by its id (its resource, lakegraph://tables/<id>); a table outside
+        the grant is not found, in the same words as one that does not exist."""
+        found = self._run(DETAILS, ids=[table_id], partners=partners, **table_params(tables))
         if not found:
             raise NotFound(f"no table {table_id!r}: table ids are as table_context and join_path give them")
         return TablesResult(table_id, ["id"], [self._context(table_id, found[0], 0.0, [], [])])
@@ -232,11 +242,12 @@ SPEC = ShapeSpec(
     params=TableContextParams,
     output=TablesResult,
     refers={"id": "table"},
-    run=lambda shapes, p, _grant: shapes.table_context(p.question, p.k),
+    run=lambda shapes, p, grant: shapes.table_context(p.question, p.k, tables=shapes.granted_tables(grant)),
     render=render,
     rows=("tables",),
     needs="tables",
     arguments=("question",),
+    scoped=True,
 )
 
 TABLE_SPEC = ShapeSpec(
@@ -246,9 +257,10 @@ TABLE_SPEC = ShapeSpec(
     params=TableParams,
     output=TablesResult,
     refers={"id": "table"},
-    run=lambda shapes, p, _grant: shapes.table_context.one(p.table),
+    run=lambda shapes, p, grant: shapes.table_context.one(p.table, tables=shapes.granted_tables(grant)),
     render=render,
     rows=("tables",),
     needs="tables",
     arguments=("table",),
+    scoped=True,
 )

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 
+from shapes.access import scope
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.exceptions import NotFound, ShapeError
 from worker.graph import theme_store
 from worker.graph.schema import Label, Rel
 from worker.graph.theme_store import THEME_ID_FORM
+from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,10 +49,18 @@ RETURN t.id AS id, {theme_store.props_at("t")}
 THEME = f"MATCH (t:{theme_store.VERSIONS} {{id: $theme}}) WHERE {theme_store.visible('t')} RETURN t.level AS level"
 MEMBERS = f"""
 MATCH (t:{theme_store.VERSIONS} {{id: $theme}}) WHERE {theme_store.visible("t")}
-MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t)
+MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) WHERE {scope.visible("d.uri")}
 RETURN d.uri AS uri, d.displayName AS name ORDER BY uri
 """
+# Within a restricted grant: the documents it sees, and each theme's members among them.
+GRANTED_DOCUMENTS = f"MATCH (d:{Label.DOCUMENT}) WHERE {scope.visible('d.uri')} RETURN count(d) AS n"
+GRANTED_SIZES = f"""
+MATCH (t:{theme_store.VERSIONS} {{level: $level}}) WHERE {theme_store.visible("t")}
+MATCH (d:{Label.DOCUMENT})-[:{Rel.IN_THEME}]->(t) WHERE {scope.visible("d.uri")}
+RETURN t.id AS id, count(d) AS size
+"""
 MAX_LEVEL = 9
+WITHHELD = "withheld within your grant"
 RUN_FIELDS = """r.id AS id, toString(r.started) AS started, r.engine AS engine, r.mode AS mode, r.gamma AS gamma,
        r.documents AS documents, r.grouped AS grouped, r.themes AS themes, r.changes AS changes"""
 RUNS_SINCE = f"""
@@ -79,7 +89,7 @@ class ThemeView:
     name: str  # from its own metadata: the folder most members share, the titles of its top targets
     size: int
     share: float
-    conductance: float
+    conductance: float | None  # None: withheld within a restricted grant (it counts every member's links)
     cohesion: str
     top_targets: list[dict]  # {"uri", "cited_by"}
     central: list[dict]  # {"uri", "links"}
@@ -98,13 +108,14 @@ class ThemesResult:
     members: list[dict] = field(default_factory=list)  # {"uri", "name"} in URI order
 
 
-def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[dict, int], list[dict]]) -> ThemesResult:
+def themes(driver: Driver, database: str, level: int, theme: str | None, stored: Callable[[dict, int], list[dict]], grant: Grant = EVERYTHING) -> ThemesResult:
     """The themes at a level, largest first; or, with `theme`, that theme and its members, all of
-    the latest run's. `stored(run, level)` gives the level's stored themes (see `ThemesShape`)."""
+    the latest run's. `stored(run, level)` gives the level's stored themes (see `ThemesShape`).
+    Within a restricted grant see `_granted`."""
     if not 0 <= level <= MAX_LEVEL:
         raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
     runs = driver.execute_query(LATEST_RUN, database_=database).records
-    total = driver.execute_query(DOCUMENT_COUNT, database_=database).records[0]["n"]
+    total = driver.execute_query(DOCUMENT_COUNT if grant.everything else GRANTED_DOCUMENTS, **grant.cypher(), database_=database).records[0]["n"]
     if not runs:
         if theme is not None:
             raise NotFound("no themes run yet: `lakegraph themes --refresh`")
@@ -119,12 +130,34 @@ def themes(driver: Driver, database: str, level: int, theme: str | None, stored:
     if level >= (run["levels"] or 1):
         raise NotFound(f"the last run has {run['levels']} level(s): use --level 0 to {run['levels'] - 1}")
     rows = stored({**run, "seq": at}, level)
-    views = [ThemeView(**row, share=round(row["size"] / total, 4) if total else 0.0, cohesion=cohesion(row["conductance"])) for row in rows]
+    if not grant.everything:
+        rows = _granted(rows, driver.execute_query(GRANTED_SIZES, level=level, run=at, **grant.cypher(), database_=database).records)
+        if theme is not None and not any(row["id"] == theme for row in rows):
+            raise NotFound(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
+    views = [
+        ThemeView(
+            **row, share=round(row["size"] / total, 4) if total else 0.0, cohesion=WITHHELD if row["conductance"] is None else cohesion(row["conductance"])
+        )
+        for row in rows
+    ]
     grouped = sum(view.size for view in views)
     if theme is None:
         return ThemesResult(level, total, grouped, total - grouped, run, views)
-    members = [dict(row) for row in driver.execute_query(MEMBERS, theme=theme, run=at, database_=database).records]
+    members = [dict(row) for row in driver.execute_query(MEMBERS, theme=theme, run=at, **grant.cypher(), database_=database).records]
     return ThemesResult(level, total, grouped, total - grouped, run, [view for view in views if view.id == theme], theme, members)
+
+
+def _granted(rows: list[dict], sizes: list) -> list[dict]:
+    """A level's themes as a restricted grant sees them: only those with a member it sees, sized
+    by those members; the name, cohesion, targets, central documents and crossovers, computed by
+    the run over every member, are withheld (the name falls back to the theme's id)."""
+    seen = {row["id"]: row["size"] for row in sizes}
+    granted = [
+        {**row, "name": row["id"], "size": seen[row["id"]], "conductance": None, "top_targets": [], "central": [], "crossovers": []}
+        for row in rows
+        if row["id"] in seen
+    ]
+    return sorted(granted, key=lambda row: (-row["size"], row["id"]))
 
 
 def stored_themes(driver: Driver, database: str, run: int, level: int) -> list[dict]:
@@ -153,8 +186,8 @@ class ThemesShape:
         self.database = database
         self.levels: Versioned[list[dict]] = Versioned(MAX_LEVEL + 1)
 
-    def __call__(self, level: int, theme: str | None) -> ThemesResult:
-        return themes(self.driver, self.database, level, theme, self._stored)
+    def __call__(self, level: int, theme: str | None, grant: Grant = EVERYTHING) -> ThemesResult:
+        return themes(self.driver, self.database, level, theme, self._stored, grant)
 
     def _stored(self, run: dict, level: int) -> list[dict]:
         return self.levels.get(run["id"], level, lambda: stored_themes(self.driver, self.database, run["seq"], level))
@@ -166,8 +199,11 @@ class ThemeChangesResult:
     runs: list[dict] = field(default_factory=list)
 
 
-def theme_changes(driver: Driver, database: str, since: str) -> ThemeChangesResult:
-    return ThemeChangesResult(since, _runs(driver.execute_query(RUNS_SINCE, since=since, database_=database).records))
+def theme_changes(driver: Driver, database: str, since: str, grant: Grant = EVERYTHING) -> ThemeChangesResult:
+    """Within a restricted grant a run keeps only the moves of documents the grant sees; its
+    counts and its theme-level changes (born, split, grew, ...), which count every member, are
+    withheld."""
+    return ThemeChangesResult(since, _runs(driver.execute_query(RUNS_SINCE, since=since, database_=database).records, grant))
 
 
 # RFC 3339's full date, or date-time: what the schema promises (formats date and date-time).
@@ -198,13 +234,25 @@ Moment = Annotated[
 ]
 
 
-def latest_changes(driver: Driver, database: str, count: int) -> list[dict]:
+def latest_changes(driver: Driver, database: str, count: int, grant: Grant = EVERYTHING) -> list[dict]:
     """The latest `count` runs with their changes, newest first."""
-    return _runs(driver.execute_query(LATEST_RUNS, count=count, database_=database).records)
+    return _runs(driver.execute_query(LATEST_RUNS, count=count, database_=database).records, grant)
 
 
-def _runs(rows: list) -> list[dict]:
-    return [{**dict(row), "changes": json.loads(row["changes"] or "{}")} for row in rows]
+def _runs(rows: list, grant: Grant) -> list[dict]:
+    runs = [{**dict(row), "changes": json.loads(row["changes"] or "{}")} for row in rows]
+    if grant.everything:
+        return runs
+    return [
+        {
+            **run,
+            "documents": None,
+            "grouped": None,
+            "themes": None,
+            "changes": {"moved": [move for move in run["changes"].get("moved", []) if grant.sees_uri(move["document"])]},
+        }
+        for run in runs
+    ]
 
 
 def render(result: ThemesResult) -> str:
@@ -216,10 +264,12 @@ def render(result: ThemesResult) -> str:
     how = f"update, {run['frontier']} documents free to move" if run["mode"] == "update" else "Leiden from scratch"
     lines = [header, f"run {run['id']} ({how}; {run['engine']}, gamma {run['gamma']}, {run['duration']} s)"]
     for view in result.themes:
-        lines.append(f"\n{view.id}  {view.name}\n  {view.size} documents ({view.share:.0%})  cohesion {view.conductance:.2f} ({view.cohesion})")
+        how_cohesive = WITHHELD if view.conductance is None else f"{view.conductance:.2f} ({view.cohesion})"
+        lines.append(f"\n{view.id}  {view.name}\n  {view.size} documents ({view.share:.0%})  cohesion {how_cohesive}")
         if view.top_targets:
             lines.append("  converge on: " + ", ".join(f"{target['uri']} ({target['cited_by']})" for target in view.top_targets))
-        lines.append("  central: " + ", ".join(f"{member['uri']} ({member['links']})" for member in view.central))
+        if view.central:
+            lines.append("  central: " + ", ".join(f"{member['uri']} ({member['links']})" for member in view.central))
         for crossover in view.crossovers:
             lines.append(f"  ↔ {crossover['theme']} via {crossover['document']} ({crossover['links']} links)")
     if result.theme:
@@ -241,9 +291,8 @@ def render_changes(result: ThemeChangesResult) -> str:
         parts += [f"{new} merged from {', '.join(old)}" for new, old in change.get("merged", {}).items()]
         parts += [f"{theme} grew by {count}" for theme, count in change.get("grew", {}).items()]
         parts += [f"{theme} shrank by {count}" for theme, count in change.get("shrank", {}).items()]
-        lines.append(
-            f"{run['started']}  {run['id']}  {run['themes']} themes, {run['grouped']}/{run['documents']} grouped: " + ("; ".join(parts) or "no change")
-        )
+        counts = WITHHELD if run["themes"] is None else f"{run['themes']} themes, {run['grouped']}/{run['documents']} grouped"
+        lines.append(f"{run['started']}  {run['id']}  {counts}: " + ("; ".join(parts) or "no change"))
         lines += [f"    moved {move['document']}: {move['from'] or 'ungrouped'} → {move['to'] or 'ungrouped'}" for move in change.get("moved", [])]
     return "\n".join(lines)
 
@@ -265,10 +314,11 @@ SPEC = ShapeSpec(
     params=ThemesParams,
     output=ThemesResult,
     refers={"id": "theme", "theme": "theme", "uri": "outline", "document": "outline"},
-    run=lambda shapes, p, _grant: shapes.themes(p.level, p.theme),
+    run=lambda shapes, p, grant: shapes.themes(p.level, p.theme, grant),
     render=render,
     rows=("themes", "members"),
     needs="themes",
+    scoped=True,
 )
 CHANGES_SPEC = ShapeSpec(
     name="theme_changes",
@@ -277,8 +327,9 @@ CHANGES_SPEC = ShapeSpec(
     params=ThemeChangesParams,
     output=ThemeChangesResult,
     refers={"uri": "outline"},
-    run=lambda shapes, p, _grant: theme_changes(shapes.driver, shapes.database, p.since),
+    run=lambda shapes, p, grant: theme_changes(shapes.driver, shapes.database, p.since, grant),
     render=render_changes,
     rows=("runs",),
     needs="themes",
+    scoped=True,
 )

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from shapes.spec.index import COMMANDS as SHAPE_COMMANDS
 from worker.cli_support import Context, err
-from worker.commands import demo, engines, extract_joins, load, problems, serve, stack
+from worker.commands import audit, demo, engines, extract_joins, load, problems, serve, stack
 from worker.exceptions import LakegraphError
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ for _command in (
     load.load,
     load.forget,
     problems.errors,
+    audit.audit,
     serve.serve_command,
     demo.demo_command,
     extract_joins.extract_joins_command,

@@ -21,6 +21,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from worker import settings_sources as sources
@@ -225,7 +226,7 @@ class ServeSettings(Section):
     cli_via_server: bool
 
 
-Capability = Literal["cypher", "run-sql", "themes-refresh", "metrics"]  # what a grant may allow beyond reading
+Capability = Literal["cypher", "run-sql", "metrics"]  # what a grant may allow beyond reading
 _URI_SEGMENT = re.compile(r"^[^\s/#]+$")
 _TABLE_PART = re.compile(r"^(\*|[A-Za-z0-9_$-]+)$")
 
@@ -312,6 +313,16 @@ class Settings(BaseModel):
     auth: AuthSettings
     grants: dict[str, GrantSettings]
     worker: WorkerSettings
+
+    @model_validator(mode="after")
+    def _oidc_needs_an_issuer_and_grants(self) -> Settings:
+        """In oidc mode a token is checked against an issuer and answered within grants: without
+        either, every call would be refused, which is a configuration error, not a policy."""
+        if self.auth.mode == "oidc" and not self.auth.issuer:
+            raise ValueError("auth.mode = 'oidc' needs auth.issuer (the issuer URL its tokens name in 'iss')")
+        if self.auth.mode == "oidc" and not self.grants:
+            raise ValueError("auth.mode = 'oidc' needs at least one [grants.<name>] mapping groups or scopes to what they may see")
+        return self
 
     _user_file: Path | None = PrivateAttr(default=None)
 

@@ -8,19 +8,48 @@ scoped is denied rather than shown the whole graph.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shapes.spec.exceptions import Denied
+from worker.exceptions import LakegraphError
+from worker.graph import document_text
+from worker.graph.schema import Label
+from worker.shared.grants import Grant
 
 if TYPE_CHECKING:
+    from neo4j import Driver
+
     from shapes.spec import ShapeSpec
-    from worker.shared.grants import Grant
+    from worker.settings import Settings
 
 
-def visible(node: str) -> str:
-    """Cypher: `node`'s uri is seen by the grant passed as `Grant.cypher()`'s parameters — a granted
-    prefix itself, or below one by whole segments (the rule of `Grant.sees_uri`)."""
-    return f"($all_uris OR any(prefix IN $prefixes WHERE {node}.uri = prefix OR {node}.uri STARTS WITH prefix + '/' OR {node}.uri STARTS WITH prefix + '#'))"
+def visible(uri: str) -> str:
+    """Cypher: the URI expression `uri` (`node.uri`, `u.source`) is seen by the grant passed as
+    `Grant.cypher()`'s parameters — a granted prefix itself, or below one by whole segments (the
+    rule of `Grant.sees_uri`)."""
+    return f"($all_uris OR any(prefix IN $prefixes WHERE {uri} = prefix OR {uri} STARTS WITH prefix + '/' OR {uri} STARTS WITH prefix + '#'))"
+
+
+TABLE_IDS = f"MATCH (t:{Label.TABLE}) RETURN t.id AS id"
+LIBRARY_NAMES = f"MATCH (l:{Label.LIBRARY}) RETURN l.uri AS name"
+
+
+def granted_tables(driver: Driver, database: str, grant: Grant) -> frozenset[str] | None:
+    """The ids of the tables the grant sees (`Grant.sees_table` on each table the graph holds);
+    None for a grant that sees every table."""
+    if grant.everything:
+        return None
+    return frozenset(row["id"] for row in driver.execute_query(TABLE_IDS, database_=database).records if grant.sees_table(row["id"]))
+
+
+def table_params(tables: frozenset[str] | None) -> dict[str, Any]:
+    """`granted_tables` as the parameters of `visible_table(...)`."""
+    return {"all_tables": tables is None, "tables": sorted(tables or ())}
+
+
+def visible_table(table_id: str) -> str:
+    """Cypher: the table id expression `table_id` is among the granted tables."""
+    return f"($all_tables OR {table_id} IN $tables)"
 
 
 def admit(spec: ShapeSpec, grant: Grant) -> None:
@@ -29,3 +58,31 @@ def admit(spec: ShapeSpec, grant: Grant) -> None:
         raise Denied(f"{spec.name} needs the {spec.capability!r} capability, which your grants ({', '.join(grant.names)}) do not give")
     if not grant.everything and not spec.scoped:
         raise Denied(f"{spec.name} does not answer within a restricted grant ({', '.join(grant.names)})")
+
+
+def narrowed(lucene: str, under: str | None, grant: Grant, limit: int) -> tuple[str, dict[str, int]] | None:
+    """The full-text query and index options for a search within `under` and the grant: Lucene
+    narrows to the scope's phrase (or to the grant's prefixes), `visible` then decides. None: the
+    grant shows no library, so nothing can match."""
+    if under or grant.everything:
+        return document_text.scoped(lucene, under), document_text.index_options(under, limit)
+    if grant.libraries:
+        return document_text.within(lucene, grant.libraries), {}
+    return None
+
+
+def check_grants(settings: Settings, driver: Driver, database: str) -> None:
+    """At start: every library a grant names is configured or in the graph, and every table
+    pattern matches a table the graph holds. A misspelt grant would silently show nothing (or,
+    worse, show a library created later under that name): it is an error, said before serving."""
+    libraries = {library.name for library in settings.documents.libraries}
+    libraries |= {row["name"] for row in driver.execute_query(LIBRARY_NAMES, database_=database).records}
+    tables = [row["id"] for row in driver.execute_query(TABLE_IDS, database_=database).records]
+    for name, grant in sorted(settings.grants.items()):
+        for prefix in grant.libraries:
+            if prefix.split("/", 1)[0] not in libraries:
+                known = ", ".join(sorted(libraries)) or "none yet"
+                raise LakegraphError(f"grants.{name}: library {prefix!r} names no library (configured or loaded: {known})")
+        for pattern in grant.tables:
+            if not any(Grant((name,), tables=(pattern,)).sees_table(table) for table in tables):
+                raise LakegraphError(f"grants.{name}: tables {pattern!r} match no table the graph holds ({len(tables)} tables; sync the warehouse first)")

@@ -166,13 +166,15 @@ def resource_function(shapes: Shapes, resource: resources.ResourceSpec) -> Calla
 class LakegraphMCP:
     """An MCPServer whose tool list follows `Shapes.available()`."""
 
-    def __init__(self, shapes: Shapes, feed: ChangeFeed) -> None:
+    def __init__(self, shapes: Shapes, feed: ChangeFeed, local: bool = False) -> None:
+        """`local`: every request is the one local user (stdio, or an in-process client), not a
+        caller the HTTP guard identified."""
         self.shapes = shapes
         self.feed = feed
         self.bus = feed.bus
         self.owed, self.owing = anyio.create_memory_object_stream[str](SESSION_BACKLOG)  # to 2025 sessions
         self.bus.subscribe(self._owe)
-        self.local = False  # over stdio: the one local user (run_stdio sets it)
+        self.local = local
         self.server = MCPServer(
             "lakegraph",
             instructions=INSTRUCTIONS,
@@ -328,7 +330,6 @@ class LakegraphMCP:
             tasks.start_soon(self.pay_sessions)
 
     async def run_stdio(self) -> None:
-        self.local = True
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.feed.run)
             tasks.start_soon(self.keep_current)

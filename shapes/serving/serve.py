@@ -54,6 +54,7 @@ class HttpService:
     app: ASGIApp
     mcp: bool
     api: bool
+    resource: str  # this server's public URL: what its tokens must be issued for
 
 
 def http_app(settings: Settings, shapes: Shapes, feed: ChangeFeed, mcp: LakegraphMCP | None, api: bool, address: tuple[str, int]) -> HttpService:
@@ -91,7 +92,7 @@ def http_app(settings: Settings, shapes: Shapes, feed: ChangeFeed, mcp: Lakegrap
     shapes.audit = Audit.of(settings)
     check = token_check(settings, bearer_token(settings) if settings.auth.mode == "token" else "", resource)
     metadata_url = resource.rstrip("/") + METADATA_PATH if settings.auth.mode == "oidc" else None
-    return HttpService(Guard(app, check, shapes.audit, metadata_url), mcp is not None, api)
+    return HttpService(Guard(app, check, shapes.audit, metadata_url), mcp is not None, api, resource)
 
 
 def resource_url(settings: Settings, address: tuple[str, int]) -> str:

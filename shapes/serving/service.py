@@ -146,6 +146,10 @@ class Shapes:
 
         return TableContextShape(self.driver, self.database, embedder(self.settings))
 
+    def granted_tables(self, grant: Grant) -> frozenset[str] | None:
+        """The table ids the grant sees; None for every table."""
+        return scope.granted_tables(self.driver, self.database, grant)
+
     def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, answered
         within the caller's grant (shapes/access/scope.py), its rows cut to the call's budget (or
@@ -192,7 +196,7 @@ class Shapes:
         sid = budget.snapshot_of(cursor) if cursor else ""
         kept = self.snapshots.get(sid, call_key) if sid else None
         whole = spec.run(self, params, grant) if kept is None else kept
-        freshness = self.probe()
+        freshness = self.probe().within(grant)
         other = budget.size(freshness)
 
         def keep() -> str:

@@ -208,7 +208,7 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
 
     def snapshot(caller: Caller) -> dict:
         answer = shapes.ask("themes", caller, "page")
-        timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS)
+        timeline = latest_changes(shapes.driver, shapes.database, TIMELINE_RUNS, caller.grant)
         changes = timeline[0]["changes"] if timeline else None
         return {
             "themes": answer.data(),
@@ -233,7 +233,7 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     def picture(caller: Caller) -> str:
-        latest = latest_changes(shapes.driver, shapes.database, 1)
+        latest = latest_changes(shapes.driver, shapes.database, 1, caller.grant)
         return svg(shapes.ask("themes", caller, "page").result, touched(latest[0]["changes"] if latest else None))
 
     async def graph(request: Request) -> Response:

@@ -34,6 +34,7 @@ from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
+from worker.shared.grants import EVERYTHING
 from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(1200)
@@ -142,7 +143,7 @@ def test_an_outline_over_budget_reads_like_a_table_of_contents(estate: Shapes) -
     answer = estate.ask("outline", uri="ps", depth=20)  # the whole tree is over 50,000 rows
     assert time.monotonic() - began < 5, "read a level at a time, never past MAX_NODES nodes"
     assert answer.result.shown_depth is not None and "not read" in answer.text()
-    read = outline(estate.driver, estate.database, "ps", 20)  # what the answers show or summarise
+    read = outline(estate.driver, estate.database, "ps", 20, EVERYTHING)  # what the answers show or summarise
     assert answer.page.total == len(read.rows) and read.shown_depth == answer.result.shown_depth
     assert len([row for row in read.rows if row.kind not in ("Link", "Unresolved")]) <= MAX_NODES
     answer = estate.ask("outline", uri="ps", depth=20, max_tokens=1000)  # too big for this budget
@@ -180,7 +181,7 @@ def test_on_the_real_estate_every_answer_validates_against_its_tools_output_sche
     """Through the official SDK client (in-process transport) on the PowerShell estate: each call at
     its defaults answers structuredContent that its tool's outputSchema accepts, with resource links
     to what it names."""
-    served = LakegraphMCP(estate, ChangeFeed(estate, stream_client(estate.settings), estate.settings.serve.notify_interval))
+    served = LakegraphMCP(estate, ChangeFeed(estate, stream_client(estate.settings), estate.settings.serve.notify_interval), local=True)
     served.sync_tools()
 
     async def check() -> None:

@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env
+from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
 from tests.services.oidc_issuer import Client, Issuer, User, signing_key
 from worker.runtime.processes import stop_pid
 from worker.settings import load_settings
@@ -36,7 +36,7 @@ REDIRECT = "http://127.0.0.1:9/callback"
 GRANTS = {
     "manuals": {"groups": ["workshop"], "libraries": ["shop/manuals"], "tables": ["service.vehicles", "service.work_orders"], "capabilities": ["run-sql"]},
     "bulletins": {"groups": ["quality"], "libraries": ["shop/bulletins"], "tables": ["service.parts"]},
-    "admins": {"groups": ["admins"], "libraries": ["shop"], "tables": ["service"], "capabilities": ["cypher", "run-sql", "themes-refresh", "metrics"]},
+    "admins": {"groups": ["admins"], "libraries": ["shop"], "tables": ["service"], "capabilities": ["cypher", "run-sql", "metrics"]},
 }
 CLIENTS = [
     Client("workshop-agent", ["workshop"]),
@@ -74,11 +74,10 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Issuer]:
 
 
 @pytest.fixture(scope="module")
-def secured(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
-    state = tmp_path_factory.mktemp("secured-state")
-    env = clean_env(
+def secured_env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return clean_env(
         **neo4j_service.env(),
-        LAKEGRAPH_STATE_DIR=str(state),
+        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("secured-state")),
         LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
         LAKEGRAPH_AUTH__MODE="oidc",
@@ -90,13 +89,17 @@ def secured(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, issuer: Iss
         LAKEGRAPH_GRANTS=json.dumps(GRANTS),
         LAKEGRAPH_LOG_LEVEL="warning",
     )
+
+
+@pytest.fixture(scope="module")
+def secured(secured_env: dict[str, str], issuer: Issuer) -> Iterator[Secured]:
     process = subprocess.Popen(
-        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=secured_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         first = process.stdout.readline() if process.stdout else ""
         assert first.startswith("MCP"), first + (process.stderr.read() if process.stderr else "")
-        yield Secured(first.split()[1].removesuffix("/mcp"), issuer, state / "audit" / "access.jsonl")
+        yield Secured(first.split()[1].removesuffix("/mcp"), issuer, Path(secured_env["LAKEGRAPH_STATE_DIR"]) / "audit" / "access.jsonl")
     finally:
         stop_pid(process.pid, timeout=10)
         process.wait(10)
@@ -240,3 +243,63 @@ def test_the_mcp_client_is_answered_within_its_grant(secured: Secured) -> None:
     hits, refused, reason = anyio.run(main)
     assert all(hit["uri"].startswith("shop/manuals/") for hit in json.loads(hits)["hits"])
     assert refused and "cypher" in reason
+
+
+def test_warehouse_shapes_show_no_table_outside_the_grant(secured: Secured) -> None:
+    workshop, admin = secured.issuer.client_token("workshop-agent"), secured.issuer.client_token("admin-agent")
+    granted = {"warehouse.service.vehicles", "warehouse.service.work_orders"}
+    for question in ("repeat repair rate", "parts coil revision", "vehicles work orders"):
+        answer = secured.shape("table_context", workshop, question=question, k=10).json()
+        assert {table["id"] for table in answer["tables"]} <= granted, question
+        partners = [join["other"] for table in answer["tables"] for join in table["declared_joins"] + table["learned_joins"]]
+        assert all(other.rsplit(".", 1)[0] in granted for other in partners), partners
+    assert secured.shape("table", workshop, table="warehouse.service.work_orders").status_code == 200
+    hidden, absent = secured.shape("table", workshop, table="warehouse.service.parts"), secured.shape("table", workshop, table="warehouse.service.nowhere")
+    assert (hidden.status_code, absent.status_code) == (404, 404)
+    path = secured.shape("join_path", workshop, table_a="work_orders", table_b="vehicles").json()
+    assert path["found"] and {hop["right"] for hop in path["hops"]} <= granted
+    assert secured.shape("join_path", workshop, table_a="work_orders", table_b="parts").status_code == 404
+    assert secured.shape("join_path", admin, table_a="work_orders", table_b="parts").json()["found"]
+    joins = secured.shape("joins", workshop, format="text").text
+    assert "parts" not in joins and "work_orders.vin" in joins
+    assert "parts" in secured.shape("joins", admin, format="text").text
+
+
+def test_document_shapes_count_only_what_the_grant_shows(secured: Secured) -> None:
+    workshop, admin = secured.issuer.client_token("workshop-agent"), secured.issuer.client_token("admin-agent")
+    links = secured.shape("links", workshop).json()
+    assert all(row["source"].startswith("shop/manuals/") and row["target"].startswith("shop/manuals/") for row in links["rows"])
+    assert links["resolved"] == len(links["rows"]) < secured.shape("links", admin).json()["resolved"]
+    coverage = secured.shape("coverage", workshop, terms=["P0301", "12345-AB"]).json()
+    assert coverage["missing"] == [] and all(uri.startswith("shop/manuals/") for row in coverage["found"] for uri in row["uris"])
+    recalls = secured.shape("coverage", workshop, terms=["recall"]).json()
+    assert recalls["missing"] == ["recall"]  # the recalls library mentions it; this grant does not show it
+    assert secured.shape("coverage", admin, terms=["recall"]).json()["missing"] == []
+
+
+def test_the_audit_command_lists_who_was_refused_and_why(secured: Secured) -> None:
+    token = secured.issuer.client_token("workshop-agent")
+    assert secured.shape("cypher", token, query="MATCH (n) RETURN count(n) AS n").status_code == 403
+    env = clean_env(LAKEGRAPH_STATE_DIR=str(secured.audit.parent.parent))
+    listed = run_cli("audit", "--subject", "workshop-agent", "--outcome", "denied", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    found = json.loads(listed.stdout)
+    assert found and found[-1]["action"] == "cypher" and found[-1]["grants"] == ["manuals"] and "capability" in found[-1]["reason"]
+    text = run_cli("audit", "--outcome", "rejected", "--last", "3", env=env)
+    assert text.returncode == 0 and "rejected" in text.stdout and token not in text.stdout + secured.audit.read_text()
+
+
+@pytest.mark.parametrize(
+    ("grant", "said"),
+    [
+        ({"groups": ["x"], "libraries": ["shoop/manuals"]}, "library 'shoop/manuals' names no library (configured or loaded: shop)"),
+        ({"groups": ["x"], "tables": ["finance"]}, "tables 'finance' match no table the graph holds"),
+    ],
+)
+def test_a_grant_naming_what_does_not_exist_stops_the_start(secured_env: dict[str, str], grant: dict[str, Any], said: str) -> None:
+    env = {**secured_env, "LAKEGRAPH_GRANTS": json.dumps({**GRANTS, "typo": grant})}
+    assert_one_line_error(run_cli("serve", "--http", "--port", "0", env=env, timeout=60), f"grants.typo: {said}")
+
+
+def test_oidc_mode_without_an_issuer_is_a_configuration_error(secured_env: dict[str, str]) -> None:
+    assert_one_line_error(run_cli("serve", "--http", "--port", "0", env={**secured_env, "LAKEGRAPH_AUTH__ISSUER": ""}, timeout=60), "needs auth.issuer")

@@ -17,6 +17,7 @@ from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.helpers import assert_one_line_error, clean_env, run_cli
+from worker.shared.grants import EVERYTHING
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph
 
@@ -96,13 +97,13 @@ def test_coverage_names_exactly_the_terms_no_document_mentions(shapes: Shapes) -
 def test_a_scoped_term_is_found_however_many_hits_lie_outside_the_scope(shapes: Shapes, driver: Driver) -> None:
     """Each place mentioning a term, asked as the scope with a cap of one candidate, still finds it:
     the scope filters before the cap (capped first, a term whose first hits lay elsewhere was missing)."""
-    places = {row.term: row.uris for row in coverage(driver, "neo4j", ["12345", "P0301"], None).found}
+    places = {row.term: row.uris for row in coverage(driver, "neo4j", ["12345", "P0301"], None, EVERYTHING).found}
     assert sum(len(uris) for uris in places.values()) > len(places)  # some term has hits outside each scope
     for term, uris in places.items():
         for uri in uris:
-            [row] = coverage(driver, "neo4j", [term], uri, limit=1).found
+            [row] = coverage(driver, "neo4j", [term], uri, EVERYTHING, limit=1).found
             assert row.uris == [uri] and row.capped
-    assert not coverage(driver, "neo4j", ["12345"], None).found[0].capped
+    assert not coverage(driver, "neo4j", ["12345"], None, EVERYTHING).found[0].capped
 
 
 def test_schema_lists_labels_types_and_indexes(shapes: Shapes) -> None:

@@ -22,6 +22,7 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
 
     import anyio
 
+    from shapes.access import scope
     from shapes.serving import running_server
     from shapes.serving.change_feed import ChangeFeed, stream_client
     from shapes.serving.mcp_server import LakegraphMCP
@@ -39,9 +40,11 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
     logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     driver, where = connect(settings)
     with driver:
+        if settings.auth.mode == "oidc":
+            scope.check_grants(settings, driver, where.database)
         shapes = Shapes(settings, driver, where.database)
         feed = ChangeFeed(shapes, stream_client(settings), settings.serve.notify_interval)
-        mcp = LakegraphMCP(shapes, feed) if mcp_transport else None
+        mcp = LakegraphMCP(shapes, feed, local=mcp_transport == "stdio") if mcp_transport else None
         if mcp is not None:
             mcp.sync_tools()
         if mcp_transport == "stdio":
@@ -57,7 +60,10 @@ def serve_command(ctx: Context, mcp_transport: str | None, api: bool, host: str 
         if api:
             out.print(f"HTTP API  {base}/v1/...  (OpenAPI: {base}/openapi.json, {base}/healthz, {base}/metrics)", highlight=False, markup=False)
             out.print(f"themes    {base}/themes?token=<token>  (the page authors watch)", highlight=False, markup=False)
-        token_source = "serve.token" if settings.serve.token.get_secret_value() else str(running_server.token_file(settings))
-        out.print(f"token     Authorization: Bearer <the token in {token_source}>", highlight=False, markup=False)
+        if settings.auth.mode == "oidc":
+            out.print(f"auth      OAuth access tokens from {settings.auth.issuer}, for {service.resource}", highlight=False, markup=False)
+        else:
+            token_source = "serve.token" if settings.serve.token.get_secret_value() else str(running_server.token_file(settings))
+            out.print(f"token     Authorization: Bearer <the token in {token_source}>", highlight=False, markup=False)
         sys.stdout.flush()
         run_http(service, sock)
