@@ -244,7 +244,7 @@ class LakegraphMCP:
         if ctx.method != "subscriptions/listen":
             return await call_next(ctx)
         wanted = (ctx.params or {}).get("notifications", {}).get("resourceSubscriptions") or []
-        uris = [_known(uri) for uri in wanted]
+        uris = [await self._watchable(uri) for uri in wanted]
         for uri in uris:
             self._watch(uri)
         try:
@@ -267,8 +267,30 @@ class LakegraphMCP:
     def _unwatch(self, uri: str) -> None:
         self.feed.unwatch(uri)
 
+    async def _watchable(self, uri: Any) -> str:
+        """A resource of the catalogue the caller may read: within a restricted grant, a place or
+        table outside it, or a theme it sees no member of, is refused as a subscription in the
+        words a read gets — so no notification ever tells of a change to what it may not read."""
+        uri = _known(uri)
+        caller = current_caller()
+        grant = caller.grant
+        if grant.everything:
+            return uri
+        found = resources.resolve(uri)
+        assert found is not None  # _known
+        resource, values = found
+        params = resource.params(values)
+        if ("uri" in params and not grant.sees_uri(params["uri"])) or ("table" in params and not grant.sees_table(params["table"])):
+            raise MCPError(INVALID_PARAMS, f"cannot watch {uri}: not found", {"uri": uri})
+        if "theme" in params:
+            try:
+                await anyio.to_thread.run_sync(lambda: self.shapes.ask(resource.shape, caller, "mcp", **params))
+            except ShapeError as refused:
+                raise MCPError(INVALID_PARAMS, f"cannot watch {uri}: {refused}", {"uri": uri}) from None
+        return uri
+
     async def _subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        uri = _known(str(params.uri))
+        uri = await self._watchable(str(params.uri))
         held = self.sessions.setdefault(ctx.session, set())
         if uri not in held:
             held.add(uri)

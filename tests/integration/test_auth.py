@@ -20,6 +20,7 @@ import jwt
 import pytest
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from shapes.spec.registry import SPECS
 from tests import lakehouse
@@ -303,3 +304,49 @@ def test_a_grant_naming_what_does_not_exist_stops_the_start(secured_env: dict[st
 
 def test_oidc_mode_without_an_issuer_is_a_configuration_error(secured_env: dict[str, str]) -> None:
     assert_one_line_error(run_cli("serve", "--http", "--port", "0", env={**secured_env, "LAKEGRAPH_AUTH__ISSUER": ""}, timeout=60), "needs auth.issuer")
+
+
+def test_themes_bridge_schema_and_freshness_within_a_grant(secured: Secured) -> None:
+    workshop, admin = secured.issuer.client_token("workshop-agent"), secured.issuer.client_token("admin-agent")
+    themes = secured.shape("themes", workshop).json()
+    assert themes["documents"] == 2 and themes["grouped"] + themes["ungrouped"] == 2  # the two manuals
+    for view in themes["themes"]:
+        assert view["name"] == view["id"] and view["conductance"] is None and not (view["top_targets"] or view["central"] or view["crossovers"])
+        members = secured.shape("themes", workshop, theme=view["id"]).json()["members"]
+        assert len(members) == view["size"] and all(member["uri"].startswith("shop/manuals/") for member in members)
+    everyone = secured.shape("themes", admin).json()
+    assert everyone["documents"] > themes["documents"]
+    hidden = [view["id"] for view in everyone["themes"] if view["id"] not in {seen["id"] for seen in themes["themes"]}]
+    for theme in hidden:
+        assert secured.shape("themes", workshop, theme=theme).status_code == 404
+    columns = secured.shape("bridge", workshop).json()["bridged"]
+    assert columns and all(row["table"] in ("warehouse.service.work_orders", "warehouse.service.vehicles") for row in columns)
+    part = secured.shape("bridge", workshop, value="12345-AB").json()
+    assert part["columns"] == [] and part["mentions"] and all(row["uri"].startswith("shop/manuals/") for row in part["mentions"])
+    assert all(count is None for count in secured.shape("schema", workshop).json()["labels"].values())
+    assert all(source["changes"] is None and source["queued"] is None for source in secured.shape("freshness", workshop).json()["freshness"]["sources"])
+    assert "count withheld" in secured.shape("schema", admin, format="text").text  # every grant is restricted: only the local mode counts
+
+
+def test_a_subscriber_may_watch_only_what_it_may_read(secured: Secured) -> None:
+    token = secured.issuer.client_token("workshop-agent")
+
+    async def main() -> list[str]:
+        refused = []
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            for uri in ("lakegraph://outline/shop/bulletins/tsb-7", "lakegraph://tables/warehouse.service.parts"):
+                async with McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http)) as client:
+                    with pytest.raises(MCPError, match="cannot watch"):
+                        async with client.listen(resource_subscriptions=[uri]):
+                            pass
+                async with McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http), mode="legacy") as old:
+                    with pytest.raises(MCPError, match="cannot watch"):
+                        await old.session.subscribe_resource(uri)
+                refused.append(uri)
+            async with McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http), mode="legacy") as old:
+                await old.session.subscribe_resource("lakegraph://outline/shop/manuals/ignition")  # within the grant: watched
+                read = json.loads((await old.read_resource("lakegraph://outline/shop/manuals/ignition")).contents[0].text)
+                assert all(row["uri"].startswith("shop/manuals/") for row in read["rows"] if row.get("uri"))
+        return refused
+
+    assert len(anyio.run(main)) == 2
