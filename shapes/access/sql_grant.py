@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.scope import traverse_scope
@@ -34,9 +33,8 @@ OUTSIDE_READERS = re.compile(
 )
 
 
-def check_within(sql: str, dialect: str, catalog: str, schema: str, grant: Grant, driver: Driver, database: str) -> None:
-    """Refuse the query unless every table it reads is a known table the grant names."""
-    statement = sqlglot.parse_one(sql, read=dialect)  # the runner's own check has parsed it already
+def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, grant: Grant, driver: Driver, database: str) -> None:
+    """Refuse the query (as `check_query` parsed it) unless every table it reads is a known table the grant names."""
     for function in statement.find_all(exp.Func):
         name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
         if OUTSIDE_READERS.match(name or ""):

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 DUCKDB_SCHEMA = "main"  # where DuckDB looks for an unqualified table
 
 
-def check_query(sql: str, dialect: str) -> None:
-    """Refuse anything but one read-only query statement."""
+def check_query(sql: str, dialect: str) -> exp.Query:
+    """Refuse anything but one read-only query statement; the statement parsed."""
     if not sql.strip():
         raise ShapeError("empty SQL")
     if len(sql) > MAX_SQL:
@@ -51,6 +51,7 @@ def check_query(sql: str, dialect: str) -> None:
     found = next((node for node in statement.walk() if isinstance(node, writes)), None)
     if found is not None:
         raise ShapeError(f"refused: read-only queries only ({found.key.upper()} inside the query)")
+    return statement
 
 
 def _plain(value: Any) -> Any:
@@ -75,15 +76,14 @@ class SqlRunner:
 
     def within(self, sql: str, grant: Grant, driver: Driver, database: str) -> SqlResult:
         """The query's rows, once it reads only tables the grant names (every served call comes here)."""
+        statement = check_query(sql, self.dialect)
         if not grant.everything:
             from shapes.access.sql_grant import check_within
 
-            dialect = self.dialect
-            check_query(sql, dialect)
-            bigquery = dialect == "bigquery"
+            bigquery = self.dialect == "bigquery"
             catalog, schema = (self.settings.warehouse.bigquery_project, "") if bigquery else (self.settings.duckdb_file.stem, DUCKDB_SCHEMA)
-            check_within(sql, dialect, catalog, schema, grant, driver, database)
-        return self(sql)
+            check_within(statement, self.dialect, catalog, schema, grant, driver, database)
+        return self._rows(sql)
 
     @property
     def dialect(self) -> str:
@@ -91,10 +91,13 @@ class SqlRunner:
 
     def __call__(self, sql: str) -> SqlResult:
         """The query's rows, once it is one read-only statement."""
-        engine = self.settings.warehouse.engine
         check_query(sql, self.dialect)
+        return self._rows(sql)
+
+    def _rows(self, sql: str) -> SqlResult:
+        """The rows of a query already checked, timed."""
         began = perf_counter()
-        result = self._bigquery(sql) if engine == "bigquery" else self._duckdb(sql)
+        result = self._bigquery(sql) if self.settings.warehouse.engine == "bigquery" else self._duckdb(sql)
         return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
 
     def _duckdb(self, sql: str) -> SqlResult:

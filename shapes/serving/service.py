@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from shapes.links import LinksShape
     from shapes.outline import OutlineShape
     from shapes.schema import GraphSchemaShape
-    from shapes.serving.audit import Audit
+    from shapes.serving.audit import Audit, Outcome
     from shapes.table_context import TableContextShape
     from shapes.themes import ThemesShape
 
@@ -162,31 +162,26 @@ class Shapes:
             scope.admit(spec, caller.grant)
             result, page, freshness = self._page(spec, params, caller.grant)
         except Denied as denied:
-            self._count(name, "denied", began)
-            self._audited(caller, surface, name, raw, "denied", str(denied))
+            self._ended(caller, surface, name, raw, began, "denied", str(denied))
             raise
         except ShapeError as refused:
-            self._count(name, "refused", began)
-            self._audited(caller, surface, name, raw, "refused", str(refused))
+            self._ended(caller, surface, name, raw, began, "refused", str(refused))
             raise
         except Exception as failed:
-            self._count(name, "error", began)
-            self._audited(caller, surface, name, raw, "error", type(failed).__name__)
+            self._ended(caller, surface, name, raw, began, "error", type(failed).__name__)
             raise
-        self._count(name, "ok", began)
-        self._audited(caller, surface, name, raw, "ok")
+        self._ended(caller, surface, name, raw, began, "ok")
         return Answer(name, result, page, freshness, spec.render)
 
-    def _audited(self, caller: Caller, surface: str, name: str, raw: dict[str, Any], outcome: Any, reason: str = "") -> None:
-        if self.audit is not None:
-            self.audit.record(caller, surface, name, outcome, reason, raw)
-
-    def _count(self, name: str, outcome: str, began: float) -> None:
+    def _ended(self, caller: Caller, surface: str, name: str, raw: dict[str, Any], began: float, outcome: Outcome, reason: str = "") -> None:
+        """A call's outcome: counted for /metrics, and written to the access audit when served."""
         if self.counted:
             from shapes.serving.metrics import CALLS, LATENCY
 
             CALLS.labels(name, outcome).inc()
             LATENCY.labels(name).observe(perf_counter() - began)
+        if self.audit is not None:
+            self.audit.record(caller, surface, name, outcome, reason, raw)
 
     def _page(self, spec: ShapeSpec, params: Params, grant: Grant) -> tuple[Any, Page, freshness_shape.Freshness]:
         call = params.model_dump()
