@@ -6,6 +6,7 @@ unbounded answer."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -20,10 +21,12 @@ from neo4j import Driver
 
 from shapes.outline import MAX_NODES, outline
 from shapes.serving.change_feed import ChangeFeed, stream_client
+from shapes.serving.identity import Caller
 from shapes.serving.mcp_server import LakegraphMCP
 from shapes.serving.service import Shapes
 from shapes.spec import MAX_TOKENS
 from shapes.spec.budget import rows_of, with_rows
+from shapes.spec.exceptions import Denied, NotFound
 from shapes.spec.registry import SPECS
 from tests.benchmarks.corpus import generate
 from tests.conftest import Neo4jService
@@ -32,9 +35,10 @@ from tests.helpers import clean_env, cli_args, run_cli
 from tests.paging import reassembled, walk
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
+from worker.graph.schema import Label
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
-from worker.shared.grants import EVERYTHING
+from worker.shared.grants import EVERYTHING, Grant
 from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(1200)
@@ -198,3 +202,47 @@ def test_on_the_real_estate_every_answer_validates_against_its_tools_output_sche
                     assert any(isinstance(block, ResourceLink) for block in result.content), (name, params)
 
     anyio.run(check)
+
+
+# Grants over the real estate's own folders (and one spanning both libraries).
+REAL_GRANTS = [
+    Grant(("conceptual",), ("ps/docs-conceptual",)),
+    Grant(("core",), ("ps/7.4/microsoft.powershell.core",)),  # URIs are the paths lowercased
+    Grant(("mixed",), ("bench/manuals", "ps/5.1")),
+]
+PLACES = f"MATCH (n:{Label.LIBRARY}|{Label.FOLDER}|{Label.DOCUMENT}|{Label.SECTION}) RETURN n.uri AS uri"
+URI_LIKE = re.compile(r"(?<![\w/#.-])(?:ps|bench)(?:[/#][^\s\"'«»,;()\[\]]*)?")
+
+
+@pytest.mark.parametrize("grant", REAL_GRANTS, ids=[grant.names[0] for grant in REAL_GRANTS])
+def test_on_the_real_estate_a_grant_shows_nothing_outside_it(estate: Shapes, grant: Grant) -> None:
+    """Every call at its defaults, asked twice within a grant over the real PowerShell estate: no
+    place outside the grant appears in the JSON or the text, the two answers are one, and each
+    fits its budget."""
+    places = {row["uri"] for row in estate.driver.execute_query(PLACES, database_="neo4j").records}
+    caller = Caller("reader", "", grant)
+    budget = estate.settings.shapes.answer_tokens * 4
+    assert len(estate.ask("outline", caller, "test").result.rows) > len(grant.libraries)  # the grant's places exist, with folders or documents below
+    for name, params in AT_DEFAULTS:
+        if name == "cypher":  # a capability this grant does not give
+            with pytest.raises(Denied):
+                estate.ask(name, caller, "test", **params)
+            continue
+        try:
+            first, again = (estate.ask(name, caller, "test", **params) for _ in range(2))
+        except NotFound:  # a place outside the grant is not found, like an absent one
+            assert not grant.sees_uri(params.get("uri", "")), (name, params)
+            continue
+        shown = json.dumps(first.data(), default=str) + "\n" + first.text()
+        named = {found.rstrip(".:") for found in URI_LIKE.findall(shown)} & places
+        outside = sorted(uri for uri in named if not grant.sees_uri(uri) and not any(prefix.startswith(uri + "/") for prefix in grant.libraries))
+        assert outside == [] or outside == [params.get("uri")], (name, params, outside[:5])
+        assert _stable(first) == _stable(again), (name, params)
+        assert len(first.json()) <= budget, (name, params)
+
+
+def _stable(answer: Any) -> str:
+    """The answer without what moves between two calls a moment apart (freshness, the cursor's snapshot)."""
+    data = {key: value for key, value in answer.data().items() if key != "freshness"}
+    data["page"] = {key: value for key, value in data["page"].items() if key != "next_cursor"}
+    return json.dumps(data, sort_keys=True, default=str)
