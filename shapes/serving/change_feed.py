@@ -9,6 +9,11 @@ is read again and notified only when its answer differs from the one last notifi
 notification comes after the state it announces is readable, and a burst of edits coalesces: a
 URI is notified at most once per `serve.notify_interval`, the last time after the final state.
 
+A resource is watched as its watcher's grant sees it (`Watch`): read within that grant, and
+notified with the grant's key (`GrantedUpdate`), so a subscriber hears only of changes to what it
+may read. A change naming only documents or tables a grant cannot see is not even a candidate for
+that grant's watches, so no timing of a notification tells of a hidden change.
+
 A replica that loses Redis reconnects with backoff and resumes from the last entry it read; then
 every watched URI is read again, so a change made during the outage is notified after it.
 """
@@ -22,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -29,11 +35,14 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from shapes.serving import resources
+from shapes.serving.identity import Caller
 from shapes.serving.metrics import NOTIFIED, WATCHED
+from shapes.serving.service import FEED
 from shapes.spec.exceptions import ShapeError
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
 from worker.shared.changes import STREAM, Change
+from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
     import redis
@@ -43,41 +52,81 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 READ_BLOCK_MS = 1000
 MAX_BACKOFF = 5.0
-UNREAD = "unread"  # the digest of a URI not read since it was first watched: any change notifies it
+UNREAD = "unread"  # the digest of a watch not read since it began: any change it may see notifies it
+FEED_SUBJECT = "change feed"  # who re-reads a watched resource, on its watchers' behalf
+
+
+@dataclass(frozen=True)
+class GrantedUpdate(ResourceUpdated):
+    """The resource at `uri` moved as the grant with key `grant` sees it."""
+
+    grant: str = EVERYTHING.key
+
+
+@dataclass(frozen=True)
+class Watch:
+    """One resource as one grant sees it: what the feed reads again and notifies."""
+
+    uri: str
+    grant: Grant = EVERYTHING
+
+    def heard(self, event: ServerEvent) -> bool:
+        return isinstance(event, GrantedUpdate) and event.uri == self.uri and event.grant == self.grant.key
+
+    def may_move(self, change: Change) -> bool:
+        """Whether `change` may move what this grant sees: a change naming documents or tables only
+        when it names one the grant sees (one naming none may move anything); a themes run always
+        (the digest decides)."""
+        if self.grant.everything or not change.keys:
+            return True
+        if change.source == "documents":
+            return any(self.grant.touches(key) for key in change.keys)
+        if change.source in resources.TABLE_SOURCES:
+            return any(self.grant.sees_table(key) for key in change.keys)
+        return True
+
+
+def heard_by(event: ServerEvent, grant: Grant) -> bool:
+    """Whether a listener within `grant` may hear `event`: a resource update only when it was
+    computed for that grant; a list change (the same for everyone) always."""
+    return not isinstance(event, ResourceUpdated) or (isinstance(event, GrantedUpdate) and event.grant == grant.key)
 
 
 class Watched:
-    """The URIs this replica's subscribers watch (counted: several may watch one), with the digest
-    of each one's last notified answer and the resource URIs that answer linked to."""
+    """What this replica's subscribers watch (counted: several may watch one), with the digest of
+    each one's last notified answer and the resource URIs that answer linked to."""
 
     def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.digests: dict[str, str] = {}
-        self.linked: dict[str, frozenset[str]] = {}
+        self.counts: Counter[Watch] = Counter()
+        self.digests: dict[Watch, str] = {}
+        self.linked: dict[Watch, frozenset[str]] = {}
 
-    def add(self, uri: str) -> None:
-        self.counts[uri] += 1
-        self.digests.setdefault(uri, UNREAD)
+    def add(self, watch: Watch) -> None:
+        self.counts[watch] += 1
+        self.digests.setdefault(watch, UNREAD)
 
-    def remove(self, uri: str) -> None:
-        self.counts[uri] -= 1
-        if self.counts[uri] <= 0:
-            del self.counts[uri]
-            self.digests.pop(uri, None)
-            self.linked.pop(uri, None)
+    def remove(self, watch: Watch) -> None:
+        self.counts[watch] -= 1
+        if self.counts[watch] <= 0:
+            del self.counts[watch]
+            self.digests.pop(watch, None)
+            self.linked.pop(watch, None)
 
-    def __contains__(self, uri: object) -> bool:
-        return uri in self.counts
+    def __contains__(self, watch: object) -> bool:
+        return watch in self.counts
 
-    def uris(self) -> set[str]:
+    def watches(self) -> set[Watch]:
         return set(self.counts)
 
-    def candidates(self, change: Change) -> set[str]:
-        """What `change` may move: by the catalogue, or through a link of the watched answer."""
-        found = resources.affected(change, self.counts)
+    def candidates(self, change: Change) -> set[Watch]:
+        """What `change` may move: by the catalogue, or through a link of the watched answer, and
+        only where the watch's grant may see it move."""
+        seen = [watch for watch in self.counts if watch.may_move(change)]
+        moved = resources.affected(change, {watch.uri for watch in seen})
+        found = {watch for watch in seen if watch.uri in moved}
         if change.source == "documents":
-            moved = [resources.outline_uri(key) for key in change.keys]
-            found |= {uri for uri, linked in self.linked.items() if any(link.startswith(prefix) for link in linked for prefix in moved)}
+            places = [resources.outline_uri(key) for key in change.keys]
+            found |= {watch for watch in seen if any(link.startswith(prefix) for link in self.linked.get(watch, ()) for prefix in places)}
         return found
 
 
@@ -90,15 +139,15 @@ def digest(answer: Answer) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def read(shapes: Shapes, uri: str) -> tuple[str, frozenset[str]]:
-    """The resource's digest now and what its answer links to; a refusal (a document deleted since)
-    is a state of its own."""
-    found = resources.resolve(uri)
+def read(shapes: Shapes, watch: Watch) -> tuple[str, frozenset[str]]:
+    """The resource's digest now, within the watch's grant, and what its answer links to; a refusal
+    (a document deleted since) is a state of its own."""
+    found = resources.resolve(watch.uri)
     if found is None:
         return "unknown", frozenset()
     resource, values = found
     try:
-        answer = shapes.ask(resource.shape, **resource.params(values))
+        answer = shapes.ask(resource.shape, Caller(FEED_SUBJECT, "", watch.grant), FEED, **resource.params(values))
     except ShapeError as refused:
         return f"refused: {refused}", frozenset()
     if resource.shape == "freshness":
@@ -125,8 +174,9 @@ class Signal:
 
 
 class ChangeFeed:
-    """Publishes `ResourceUpdated(uri)` on `bus` for each watched URI whose answer moved: the MCP
-    listen streams, the 2025 sessions and the themes page all hear of changes there."""
+    """Publishes `GrantedUpdate(uri, grant)` on `bus` for each watch whose answer moved: the MCP
+    listen streams, the 2025 sessions and the themes page all hear of changes there, each only of
+    its own grant's."""
 
     def __init__(self, shapes: Shapes, connect: Callable[[], redis.Redis], interval: float) -> None:
         self.shapes = shapes
@@ -134,40 +184,40 @@ class ChangeFeed:
         self.bus = InMemorySubscriptionBus()
         self.interval = interval
         self.watched = Watched()
-        self.candidates: set[str] = set()
-        self.last_notified: dict[str, float] = {}
-        self.unlinked: set[str] = set()  # watched, their links not read yet
+        self.candidates: set[Watch] = set()
+        self.last_notified: dict[Watch, float] = {}
+        self.unlinked: set[Watch] = set()  # watched, their links not read yet
         self.wake = anyio.Event()
 
-    def watch(self, uri: str) -> None:
-        if uri not in self.watched:
-            self.unlinked.add(uri)
+    def watch(self, watch: Watch) -> None:
+        if watch not in self.watched:
+            self.unlinked.add(watch)
             self.wake.set()
-        self.watched.add(uri)
+        self.watched.add(watch)
         WATCHED.set(len(self.watched.counts))
 
-    def unwatch(self, uri: str) -> None:
-        self.watched.remove(uri)
-        if uri not in self.watched:
-            self.last_notified.pop(uri, None)
+    def unwatch(self, watch: Watch) -> None:
+        self.watched.remove(watch)
+        if watch not in self.watched:
+            self.last_notified.pop(watch, None)
         WATCHED.set(len(self.watched.counts))
 
     @contextmanager
-    def watching(self, uri: str) -> Iterator[Signal]:
-        """While inside, `uri` is watched and the signal is raised at each of its notifications."""
+    def watching(self, watch: Watch) -> Iterator[Signal]:
+        """While inside, the resource is watched and the signal is raised at each of its notifications."""
         signal = Signal()
 
         def heard(event: ServerEvent) -> None:
-            if isinstance(event, ResourceUpdated) and event.uri == uri:
+            if watch.heard(event):
                 signal.raise_()
 
-        self.watch(uri)
+        self.watch(watch)
         stop = self.bus.subscribe(heard)
         try:
             yield signal
         finally:
             stop()
-            self.unwatch(uri)
+            self.unwatch(watch)
 
     async def run(self) -> None:
         """Forever: read the stream, gather candidates, confirm and notify them."""
@@ -201,7 +251,7 @@ class ChangeFeed:
             self.wake.set()
 
     def _everything(self) -> None:
-        self.candidates |= self.watched.uris()
+        self.candidates |= self.watched.watches()
         self.wake.set()
 
     async def _notify_forever(self) -> None:
@@ -213,42 +263,42 @@ class ChangeFeed:
             await self._confirm()
 
     async def _read_links(self) -> None:
-        for uri in sorted(self.unlinked):
+        for watch in sorted(self.unlinked, key=str):
             try:
-                _, linked = await anyio.to_thread.run_sync(read, self.shapes, uri)
+                _, linked = await anyio.to_thread.run_sync(read, self.shapes, watch)
             except LakegraphError as failed:
-                log.warning("links of %s not read: %s", uri, failed)
+                log.warning("links of %s not read: %s", watch.uri, failed)
                 continue
-            self.unlinked.discard(uri)
-            if uri in self.watched:
-                self.watched.linked[uri] = linked
+            self.unlinked.discard(watch)
+            if watch in self.watched:
+                self.watched.linked[watch] = linked
 
     async def _confirm(self) -> None:
         """Read each due candidate again; notify those whose answer moved. One not due yet (notified
         less than `interval` ago) waits for its turn; one that cannot be read now stays a candidate."""
         now = time.monotonic()
-        due = {uri for uri in self.candidates if now - self.last_notified.get(uri, -self.interval) >= self.interval}
+        due = {watch for watch in self.candidates if now - self.last_notified.get(watch, -self.interval) >= self.interval}
         later = self.candidates - due
         self.candidates = later
-        for uri in sorted(due):
-            if uri not in self.watched:
+        for watch in sorted(due, key=str):
+            if watch not in self.watched:
                 continue
             try:
-                found, linked = await anyio.to_thread.run_sync(read, self.shapes, uri)
+                found, linked = await anyio.to_thread.run_sync(read, self.shapes, watch)
             except Exception as failed:  # the graph is down: the change is still owed
-                log.warning("%s not re-read: %s", uri, failed)
-                self.candidates.add(uri)
+                log.warning("%s not re-read: %s", watch.uri, failed)
+                self.candidates.add(watch)
                 continue
-            if uri not in self.watched:
+            if watch not in self.watched:
                 continue
-            self.watched.linked[uri] = linked
-            if found != self.watched.digests.get(uri):
-                self.watched.digests[uri] = found
-                self.last_notified[uri] = time.monotonic()
+            self.watched.linked[watch] = linked
+            if found != self.watched.digests.get(watch):
+                self.watched.digests[watch] = found
+                self.last_notified[watch] = time.monotonic()
                 NOTIFIED.inc()
-                await self.bus.publish(ResourceUpdated(uri=uri))
+                await self.bus.publish(GrantedUpdate(uri=watch.uri, grant=watch.grant.key))
         if self.candidates:
-            wait = min(self.interval - (time.monotonic() - self.last_notified.get(uri, 0.0)) for uri in self.candidates)
+            wait = min(self.interval - (time.monotonic() - self.last_notified.get(watch, 0.0)) for watch in self.candidates)
             await anyio.sleep(max(wait, 0.05))
             self.wake.set()
 

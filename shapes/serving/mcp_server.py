@@ -13,7 +13,8 @@ as a tool error in one line, never a stack trace.
 Subscriptions: a 2026-07-28 client opens `subscriptions/listen` with the resource URIs it watches;
 a 2025 client (sessions) sends `resources/subscribe`. Either way an unknown URI is refused with
 its name and nothing is registered, and the replica's change feed (shapes/serving/change_feed.py)
-notifies each watched URI when its answer moved.
+notifies each watched URI when its answer moved — as the subscriber's grant sees it: a restricted
+caller may watch only what it may read, and hears only of changes within its grant.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourceUpdated, ServerEvent, ToolsListChanged
+from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 from mcp_types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -46,7 +48,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import Field, WithJsonSchema
 
 from shapes.serving import resources
-from shapes.serving.change_feed import ChangeFeed
+from shapes.serving.change_feed import ChangeFeed, GrantedUpdate, Watch, heard_by
 from shapes.serving.guard import caller_of
 from shapes.serving.identity import LOCAL, Caller
 from shapes.serving.service import Answer, Shapes, answer_type
@@ -58,6 +60,8 @@ from worker.exceptions import LakegraphError
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.session import ServerSession
+
+    from shapes.serving.audit import Outcome
 
 log = logging.getLogger(__name__)
 Format = Annotated[Literal["text", "json"], Field(description="text (compact, for reading) or json (structured)")]
@@ -163,6 +167,26 @@ def resource_function(shapes: Shapes, resource: resources.ResourceSpec) -> Calla
     return read
 
 
+class CallerBus:
+    """The change feed's bus as the MCP listen streams see it: a listener registered while a caller's
+    request is served (a listen stream opening) hears only the resource updates of its grant."""
+
+    def __init__(self, bus: SubscriptionBus) -> None:
+        self.bus = bus
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self.bus.publish(event)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        grant = current_caller().grant
+
+        def within(event: ServerEvent) -> None:
+            if heard_by(event, grant):
+                listener(event)
+
+        return self.bus.subscribe(within)
+
+
 class LakegraphMCP:
     """An MCPServer whose tool list follows `Shapes.available()`."""
 
@@ -172,19 +196,19 @@ class LakegraphMCP:
         self.shapes = shapes
         self.feed = feed
         self.bus = feed.bus
-        self.owed, self.owing = anyio.create_memory_object_stream[str](SESSION_BACKLOG)  # to 2025 sessions
+        self.owed, self.owing = anyio.create_memory_object_stream[GrantedUpdate](SESSION_BACKLOG)  # to 2025 sessions
         self.bus.subscribe(self._owe)
         self.local = local
         self.server = MCPServer(
             "lakegraph",
             instructions=INSTRUCTIONS,
-            subscriptions=self.bus,
+            subscriptions=CallerBus(self.bus),
             middleware=[self._identified, self._current_tools, self._watched, self._cache_hint],
         )
         self.functions = {name: tool_function(shapes, spec) for name, spec in SPECS.items()}
         self.offered: set[str] = set()
         self.lock = threading.Lock()
-        self.sessions: dict[ServerSession, set[str]] = {}  # 2025 clients: what each session subscribed to
+        self.sessions: dict[ServerSession, set[Watch]] = {}  # 2025 clients: what each session subscribed to, within its grant
         for resource in resources.RESOURCES:
             self.server.resource(resource.uri, name=resource.name, description=resource.description, mime_type="application/json")(
                 resource_function(shapes, resource)
@@ -244,14 +268,14 @@ class LakegraphMCP:
         if ctx.method != "subscriptions/listen":
             return await call_next(ctx)
         wanted = (ctx.params or {}).get("notifications", {}).get("resourceSubscriptions") or []
-        uris = [await self._watchable(uri) for uri in wanted]
-        for uri in uris:
-            self._watch(uri)
+        watches = [await self._watchable(uri) for uri in wanted]
+        for watch in watches:
+            self.feed.watch(watch)
         try:
             return await call_next(ctx)
         finally:
-            for uri in uris:
-                self._unwatch(uri)
+            for watch in watches:
+                self.feed.unwatch(watch)
 
     async def _cache_hint(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
         """A resource read says how long it stays fresh, from the freshness it reports."""
@@ -261,21 +285,24 @@ class LakegraphMCP:
             return result.model_copy(update={"ttl_ms": round(ttl_seconds(freshness) * 1000), "cache_scope": "private"})
         return result
 
-    def _watch(self, uri: str) -> None:
-        self.feed.watch(uri)
-
-    def _unwatch(self, uri: str) -> None:
-        self.feed.unwatch(uri)
-
-    async def _watchable(self, uri: Any) -> str:
-        """A resource of the catalogue the caller may read: within a restricted grant, a place or
-        table outside it, or a theme it sees no member of, is refused as a subscription in the
-        words a read gets — so no notification ever tells of a change to what it may not read."""
-        uri = _known(uri)
+    async def _watchable(self, uri: Any) -> Watch:
+        """A resource of the catalogue the caller may read, as its grant sees it: within a restricted
+        grant, a place or table outside it, or a theme it sees no member of, is refused as a
+        subscription in the words a read gets — so no notification ever tells of a change to what it
+        may not read. Each subscription, taken or refused, is written to the access audit."""
         caller = current_caller()
+        try:
+            watch = await self._within(caller, _known(uri))
+        except MCPError as refused:
+            self._audited(caller, uri, "refused", refused.error.message)
+            raise
+        self._audited(caller, uri, "ok")
+        return watch
+
+    async def _within(self, caller: Caller, uri: str) -> Watch:
         grant = caller.grant
         if grant.everything:
-            return uri
+            return Watch(uri, grant)
         found = resources.resolve(uri)
         assert found is not None  # _known
         resource, values = found
@@ -287,28 +314,32 @@ class LakegraphMCP:
                 await anyio.to_thread.run_sync(lambda: self.shapes.ask(resource.shape, caller, "mcp", **params))
             except ShapeError as refused:
                 raise MCPError(INVALID_PARAMS, f"cannot watch {uri}: {refused}", {"uri": uri}) from None
-        return uri
+        return Watch(uri, grant)
+
+    def _audited(self, caller: Caller, uri: Any, outcome: Outcome, reason: str = "") -> None:
+        if self.shapes.audit is not None:
+            self.shapes.audit.record(caller, "mcp", "subscribe", outcome, reason, {"uri": str(uri)})
 
     async def _subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        uri = await self._watchable(str(params.uri))
+        watch = await self._watchable(str(params.uri))
         held = self.sessions.setdefault(ctx.session, set())
-        if uri not in held:
-            held.add(uri)
-            self._watch(uri)
+        if watch not in held:
+            held.add(watch)
+            self.feed.watch(watch)
         return EmptyResult()
 
     async def _unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
         held = self.sessions.get(ctx.session, set())
-        if str(params.uri) in held:
-            held.discard(str(params.uri))
-            self._unwatch(str(params.uri))
+        for watch in [watch for watch in held if watch.uri == str(params.uri)]:
+            held.discard(watch)
+            self.feed.unwatch(watch)
         return EmptyResult()
 
     def _owe(self, event: ServerEvent) -> None:
         """A notification the 2025 sessions may be owed (listen streams take theirs from the bus)."""
-        if isinstance(event, ResourceUpdated) and any(event.uri in held for held in self.sessions.values()):
+        if isinstance(event, GrantedUpdate) and any(watch.heard(event) for held in self.sessions.values() for watch in held):
             try:
-                self.owed.send_nowait(event.uri)
+                self.owed.send_nowait(event)
             except anyio.WouldBlock:
                 log.warning("2025 sessions behind by %d notifications: %s not sent", SESSION_BACKLOG, event.uri)
 
@@ -316,17 +347,17 @@ class LakegraphMCP:
         """Send each owed notification to the 2025 sessions subscribed to it; a session that does not
         take it within NOTIFY_SECONDS, or is gone, is dropped with its subscriptions and a logged
         reason, so one stalled client cannot hold up the others."""
-        async for uri in self.owing:
+        async for event in self.owing:
             for session, held in list(self.sessions.items()):
-                if uri not in held:
+                if not any(watch.heard(event) for watch in held):
                     continue
                 try:
                     with anyio.fail_after(NOTIFY_SECONDS):
-                        await session.send_resource_updated(uri)
+                        await session.send_resource_updated(event.uri)
                 except Exception as failed:  # closed, broken or stalled: that session alone is dropped
-                    log.info("a session's subscriptions dropped (%s): %s", type(failed).__name__, ", ".join(sorted(held)))
+                    log.info("a session's subscriptions dropped (%s): %s", type(failed).__name__, ", ".join(sorted(watch.uri for watch in held)))
                     for gone in self.sessions.pop(session, set()):
-                        self._unwatch(gone)
+                        self.feed.unwatch(gone)
 
     async def keep_tools_current(self, interval: float) -> None:
         """Re-evaluate the tool list forever; announce each change to listening clients."""

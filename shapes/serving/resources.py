@@ -92,8 +92,11 @@ def _themes(change: Change, _: dict[str, str]) -> bool:
     return change.source == "themes"
 
 
+TABLE_SOURCES = ("warehouse", "glossary", "query-log")  # the sources whose changes name tables
+
+
 def _tables(change: Change, values: dict[str, str]) -> bool:
-    return change.source in ("warehouse", "glossary", "query-log") and (not change.keys or values["table"] in change.keys)
+    return change.source in TABLE_SOURCES and (not change.keys or values["table"] in change.keys)
 
 
 def _paged(values: dict[str, str]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import anyio
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from shapes.serving.change_feed import ChangeFeed
+from shapes.serving.change_feed import ChangeFeed, Watch
 from shapes.serving.guard import COOKIE, PAGE_PATH, caller_of
 from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes
@@ -222,7 +222,7 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
         async def stream() -> AsyncIterator[str]:
             # The themes resource's notifications, as MCP subscribers get them: the shape (which
             # reads every link) is built once now and again only when a run has moved the themes.
-            with feed.watching(THEMES_URI) as changed:
+            with feed.watching(Watch(THEMES_URI, caller_of(request).grant)) as changed:
                 yield f"event: themes\ndata: {json.dumps(await anyio.to_thread.run_sync(snapshot, caller_of(request)), default=str)}\n\n"
                 while not await request.is_disconnected():
                     if await changed.wait(KEEPALIVE_SECONDS):

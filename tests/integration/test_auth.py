@@ -21,19 +21,25 @@ import pytest
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import ResourceUpdatedNotification
+from neo4j import Driver
 
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
 from tests.services.oidc_issuer import Client, Issuer, User, signing_key
+from worker.documents.sync import DocumentSync
 from worker.runtime.processes import stop_pid
+from worker.runtime.redis_server import LocalRedis
 from worker.settings import load_settings
 
-pytestmark = pytest.mark.timeout(300)
+# The 2025 clients' resources/subscribe is what the subscription tests exercise on purpose.
+pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
 RESOURCE = "http://lakegraph.test"  # the public URL the server is configured with (behind a proxy)
 OTHER = "http://another-api.test"  # a resource the same issuer serves: its tokens are not ours
 REDIRECT = "http://127.0.0.1:9/callback"
+LIBRARIES = "lakegraph://outline"  # the libraries and their top folders, as the caller's grant shows them
 GRANTS = {
     "manuals": {"groups": ["workshop"], "libraries": ["shop/manuals"], "tables": ["service.vehicles", "service.work_orders"], "capabilities": ["run-sql"]},
     "bulletins": {"groups": ["quality"], "libraries": ["shop/bulletins"], "tables": ["service.parts"]},
@@ -75,9 +81,13 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Issuer]:
 
 
 @pytest.fixture(scope="module")
-def secured_env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def secured_env(
+    house: lakehouse.Lakehouse, neo4j_service: Neo4jService, redis_service: LocalRedis, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
     return clean_env(
         **neo4j_service.env(),
+        LAKEGRAPH_REDIS__URL=redis_service.url,  # the change stream a writer of the tests announces on
+        LAKEGRAPH_SERVE__NOTIFY_INTERVAL="0.2",
         LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("secured-state")),
         LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
@@ -350,3 +360,75 @@ def test_a_subscriber_may_watch_only_what_it_may_read(secured: Secured) -> None:
         return refused
 
     assert len(anyio.run(main)) == 2
+
+
+def test_a_subscriber_hears_only_of_changes_within_its_grant(secured: Secured, house: lakehouse.Lakehouse, driver: Driver, redis_service: LocalRedis) -> None:
+    """Two callers watch the same resource (the libraries' outline) as their grants show it: a
+    document added where only one of them may look is news to that one alone, on the listen stream
+    and on a 2025 session alike — the other is not even told that something moved."""
+    writer = DocumentSync(house.settings.with_section("redis", url=redis_service.url), driver, "neo4j")
+    tokens = {name: secured.issuer.client_token(f"{name}-agent") for name in ("workshop", "quality")}
+    heard: dict[str, list[str]] = {"workshop": [], "quality": [], "workshop 2025": []}
+    added = ["bulletins/tsb-watched.md", "manuals/watched.md"]
+
+    def add(relpath: str) -> None:
+        (house.library / relpath).write_text(f"# Added {relpath}\n\nWritten while two agents watched.\n")
+        assert writer.sync_path("shop", relpath) == "written"
+
+    async def listen(name: str, ready: anyio.Event) -> None:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[name]}"}, timeout=30) as http,
+            McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http)) as client,
+            client.listen(resource_subscriptions=[LIBRARIES]) as stream,
+        ):
+            ready.set()
+            async for event in stream:
+                heard[name].append(str(getattr(event, "uri", "")))
+
+    async def legacy(ready: anyio.Event) -> None:
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ResourceUpdatedNotification):
+                heard["workshop 2025"].append(str(message.params.uri))
+
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['workshop']}"}, timeout=30) as http,
+            McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http), mode="legacy", message_handler=on_message) as client,
+        ):
+            await client.session.subscribe_resource(LIBRARIES)
+            ready.set()
+            await anyio.sleep_forever()
+
+    async def until(done: Any) -> None:
+        with anyio.fail_after(15):
+            while not done():
+                await anyio.sleep(0.05)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            readies = [anyio.Event() for _ in range(3)]
+            tasks.start_soon(listen, "workshop", readies[0])
+            tasks.start_soon(listen, "quality", readies[1])
+            tasks.start_soon(legacy, readies[2])
+            for ready in readies:
+                await ready.wait()
+            await anyio.sleep(0.5)  # the server reads each watch's links
+            await anyio.to_thread.run_sync(add, added[0])
+            await until(lambda: heard["quality"])
+            await anyio.sleep(2)  # ten notify intervals: anything owed to the workshop would be out
+            assert heard["workshop"] == [] and heard["workshop 2025"] == [], heard
+            before = len(heard["quality"])
+            await anyio.to_thread.run_sync(add, added[1])
+            await until(lambda: heard["workshop"] and heard["workshop 2025"])
+            await anyio.sleep(2)
+            assert len(heard["quality"]) == before, heard
+            assert set(heard["workshop"] + heard["workshop 2025"] + heard["quality"]) == {LIBRARIES}
+            tasks.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    finally:
+        for relpath in added:
+            (house.library / relpath).unlink(missing_ok=True)
+            writer.sync_path("shop", relpath)
+    subscribed = [json.loads(line) for line in secured.audit.read_text().splitlines() if '"subscribe"' in line]
+    assert {entry["client"] for entry in subscribed if entry["outcome"] == "ok"} >= {"workshop-agent", "quality-agent"}

@@ -36,6 +36,11 @@ class Grant:
     def sees_uri(self, uri: str) -> bool:
         return self.everything or any(uri == prefix or uri.startswith(tuple(prefix + end for end in SEGMENT_ENDS)) for prefix in self.libraries)
 
+    def touches(self, uri: str) -> bool:
+        """Whether a change to `uri` may move what the grant sees: `uri` is seen, or a granted
+        prefix lies below it (a section granted within a changed document)."""
+        return self.sees_uri(uri) or any(Grant((), (uri,)).sees_uri(prefix) for prefix in self.libraries)
+
     def sees_table(self, table_id: str) -> bool:
         """A table id (`project.dataset.table`) is seen when a pattern names its dataset (`sales`),
         the table in its dataset (`sales.orders`, `sales.*`) or the whole id (`proj.sales.orders`,
