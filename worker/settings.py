@@ -226,7 +226,7 @@ class ServeSettings(Section):
     cli_via_server: bool
 
 
-Capability = Literal["cypher", "run-sql", "metrics"]  # what a grant may allow beyond reading
+Capability = Literal["cypher", "run-sql", "metrics", "themes-refresh"]  # what a grant may allow beyond reading
 _URI_SEGMENT = re.compile(r"^[^\s/#]+$")
 _TABLE_PART = re.compile(r"^(\*|[A-Za-z0-9_$-]+)$")
 

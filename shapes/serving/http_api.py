@@ -1,6 +1,9 @@
 """The HTTP JSON API, an endpoint per shape spec, with an OpenAPI document, /healthz and /metrics.
 
-Every route but /healthz and /openapi.json needs `Authorization: Bearer <token>`. Shapes answer
+Every route but /healthz and /openapi.json needs `Authorization: Bearer <token>`. Besides the
+shapes, `POST /v1/themes/refresh` asks the workers for a themes run now (a grant needs the
+`themes-refresh` capability); it answers 202 with the task's id, and the themes' subscribers hear
+when the run moved them. Shapes answer
 JSON by default and text with `format=text`; a refusal is `{"error": ...}` with its kind's status
 (400 bad input, 404 unknown URI, table, theme, value or cursor, 409 a cursor whose answer changed or
 an ambiguous name, 413 an oversized body), a method a path does not serve a 405 with `Allow`, an
@@ -13,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from neo4j.exceptions import DriverError, Neo4jError
@@ -25,11 +28,17 @@ from starlette.routing import Route
 
 from shapes.serving.guard import caller_of
 from shapes.serving.metrics import REGISTRY
+from shapes.serving.requests import WriteRequests
+from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes, answer_type
 from shapes.spec import ShapeSpec, value_kind
 from shapes.spec.exceptions import Denied, ShapeError, TooLarge
 from shapes.spec.registry import SPECS
 from worker.exceptions import LakegraphError
+
+if TYPE_CHECKING:
+    from shapes.serving.audit import Outcome
+    from shapes.serving.identity import Caller
 
 log = logging.getLogger(__name__)
 GRAPH_DOWN = (Neo4jError, DriverError, OSError)
@@ -176,6 +185,19 @@ def openapi() -> dict:
             },
         }
     }
+    paths[THEMES_REFRESH] = {
+        "post": {
+            "summary": "Ask the workers for a themes run now",
+            "description": "Queued for a worker (runs after one in progress; changes nothing on an unchanged link graph). Watch the themes resources to hear when it moved them.",
+            "security": [{"bearer": []}],
+            "responses": {
+                "202": {"description": "queued", "content": {"application/json": {"schema": QUEUED}}},
+                "403": _error("The grant does not give the themes-refresh capability"),
+                **AUTHORIZED,
+                "503": _error("The broker the workers read is unreachable"),
+            },
+        }
+    }
     paths["/v1/tools"] = {
         "get": {
             "summary": "The shapes that can answer now",
@@ -192,6 +214,12 @@ def openapi() -> dict:
 
 
 HEALTH = {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok", "unavailable"]}, "neo4j": {"type": "string"}}}
+THEMES_REFRESH = "/v1/themes/refresh"
+QUEUED = {
+    "type": "object",
+    "required": ["queued", "task_id", "watch"],
+    "properties": {"queued": {"type": "string"}, "task_id": {"type": "string"}, "watch": {"type": "string"}},
+}
 TOOLS = {"type": "object", "required": ["available"], "properties": {"available": {"type": "array", "items": {"type": "string"}}}}
 
 
@@ -218,11 +246,33 @@ def routes(shapes: Shapes) -> list[Route]:
     async def spec(request: Request) -> Response:
         return JSONResponse(openapi())
 
+    requests = WriteRequests(shapes.settings)
+
+    async def refresh_themes(request: Request) -> Response:
+        caller = caller_of(request)
+        if not caller.grant.may("themes-refresh"):
+            refused = f"a themes refresh needs the 'themes-refresh' capability, which your grants ({', '.join(caller.grant.names)}) do not give"
+            _audited(shapes, caller, "denied", refused)
+            return JSONResponse({"error": refused}, status_code=Denied.status)
+        try:
+            task = await anyio.to_thread.run_sync(requests.themes_run)
+        except Exception as failed:  # no broker (kombu's errors, or no embedded Redis): the request is not taken
+            _audited(shapes, caller, "error", type(failed).__name__)
+            return JSONResponse({"error": f"unavailable: the workers' broker cannot be reached ({failed})"}, status_code=503)
+        _audited(shapes, caller, "ok")
+        return JSONResponse({"queued": "themes run", "task_id": task, "watch": THEMES_URI}, status_code=202)
+
     found = [serving(spec.path, _handler(shapes, spec), spec.method) for spec in SPECS.values()]
     return [
         *found,
         *(serving(path, endpoint) for path, endpoint in (("/healthz", healthz), ("/metrics", metrics), ("/v1/tools", tools), ("/openapi.json", spec))),
+        serving(THEMES_REFRESH, refresh_themes, "POST"),
     ]
+
+
+def _audited(shapes: Shapes, caller: Caller, outcome: Outcome, reason: str = "") -> None:
+    if shapes.audit is not None:
+        shapes.audit.record(caller, "http", "themes refresh", outcome, reason)
 
 
 class EveryMethod(Route):

@@ -2,7 +2,7 @@
 10,000 documents / 100,000 sections (with a themes run) and a warehouse of 500 tables, with
 100,000 part numbers bridged to the documents that name them (tests/benchmarks/bridge.py).
 
-    python -m tests.benchmarks.shapes [--docs 10000] [--tables 500] [--calls 200]
+    python -m tests.benchmarks.shapes [--docs 10000] [--tables 500] [--calls 200] [--grants-only]
 
 Starts its own local Neo4j + GDS in a temporary state folder, loads both through the real write
 paths, then prints p50 and p95 for outline, search, table context and join path in-process and
@@ -12,6 +12,11 @@ shapes.answer_tokens). Ratios are against the floor measured in the same run: on
 round trip to Neo4j (in-process), the in-process p50 (for MCP), and an HTTP call of the cheapest
 endpoint, /healthz (for the HTTP API). Targets (p95): outline and search under 50 ms in-process,
 table context and join path under 100 ms; every shape under 50 ms over HTTP.
+
+The grants section asks every shape twice with the same parameters, alternately: as the local
+user (today's ungranted call) and within a grant of half the library (bench/manuals) and half the
+datasets, with the cypher and run-sql capabilities — the parameters drawn from what the grant
+sees. Target: each granted p95 within 10 % of the ungranted one.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from shapes.serving.identity import LOCAL, Caller
 from shapes.serving.service import Shapes
 from shapes.spec.registry import SPECS
 from tests.benchmarks.bridge import make_part_numbers, part_number, plant_part_numbers
@@ -45,6 +51,7 @@ from worker.graph.setup import apply_schema
 from worker.runtime import neo4j_server
 from worker.runtime.processes import stop_pid
 from worker.settings import load_settings
+from worker.shared.grants import Grant
 from worker.themes.runner import ThemeRunner
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph
@@ -52,6 +59,8 @@ from worker.warehouse.sync import WarehouseSync
 
 SCHEMAS = ("service", "parts", "sales", "fleet", "finance", "hr", "marketing", "warranty", "logistics", "quality")
 PART_NUMBERS = 100_000  # bridged values: a parts table and part numbers planted in the documents
+GRANTED_FOLDER = "manuals"  # half the generated documents (three of the corpus's six folders)
+GRANTED_SCHEMAS = SCHEMAS[:5]  # half the tables, the parts numbers among them
 NOUNS = ("orders", "visits", "claims", "invoices", "vehicles", "parts", "shipments", "returns", "inspections", "campaigns", "dealers", "customers")
 
 
@@ -90,12 +99,65 @@ def make_warehouse(path: Path, tables: int, rng: random.Random) -> tuple[str, li
     return "\n".join(glossary), queries
 
 
+def shape_calls(rng: random.Random, documents: list[str], tables: list[str], docs: int) -> dict[str, Callable[[], dict]]:
+    """Every shape at its defaults, with what it requires drawn from `documents` and `tables`."""
+    return {
+        "outline": dict,
+        "search": lambda: {"query": " ".join(rng.sample(WORDS, 2))},
+        "coverage": lambda: {"terms": [f"DOC-{rng.randrange(docs)}", f"DOC-{rng.randrange(docs)}", "P9999"]},  # identifiers, its use
+        "bridge": lambda: rng.choice(
+            (
+                {"value": part_number(rng.randrange(PART_NUMBERS))},
+                {"column": "parts.part_numbers.part_no"},  # two-way coverage of 100,000 values: a walk's first page
+                {"uri": f"bench/{rng.choice(documents)}"},
+                {},
+            )
+        ),
+        "links": dict,
+        "themes": dict,
+        "theme_changes": dict,
+        "table_context": lambda: {"question": f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate"},
+        "join_path": lambda: dict(zip(("table_a", "table_b"), rng.sample(tables, 2), strict=True)),
+        "joins": dict,
+        "run_sql": lambda: {"sql": f"SELECT count(*) AS n FROM {rng.choice(tables)}"},
+        "schema": dict,
+        "cypher": lambda: {
+            "query": "MATCH (d:Document {uri: $uri}) RETURN d.displayName AS name",
+            "parameters": {"uri": f"bench/{rng.choice(documents)}"},
+        },
+        "freshness": dict,
+    }
+
+
+def grant_costs(shapes: Shapes, grant: Grant, calls: dict[str, Callable[[], dict]], count: int) -> None:
+    """p50/p95 of each shape as the local user and within `grant`, the same parameters for both,
+    alternating which goes first so neither gets the warmer cache."""
+    within = Caller("benchmark", "", grant)
+    print(f"\n{'grants':<15}{'local p50':>10}{'p95':>8}{'granted p50':>13}{'p95':>8}  {'p95 granted / local':>19}  target <= 1.10")
+    for name, make in calls.items():
+        samples: dict[Caller, list[float]] = {LOCAL: [], within: []}
+        for index in range(count + 10):
+            params = make()
+            for caller in (LOCAL, within) if index % 2 else (within, LOCAL):
+                began = time.perf_counter()
+                shapes.ask(name, caller, "benchmark", **params)
+                if index >= 10:
+                    samples[caller].append((time.perf_counter() - began) * 1000)
+        local, granted = samples[LOCAL], samples[within]
+        ratio = percentile(granted, 0.95) / percentile(local, 0.95)
+        print(
+            f"{name:<15}{percentile(local, 0.5):>10.1f}{percentile(local, 0.95):>8.1f}{percentile(granted, 0.5):>13.1f}{percentile(granted, 0.95):>8.1f}"
+            f"  {ratio:>19.2f}  {'met' if ratio <= 1.10 else 'MISSED'}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--tables", type=int, default=500)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--heap", default="2g")
+    parser.add_argument("--grants-only", action="store_true", help="measure only what a grant costs")
     args = parser.parse_args()
     rng = random.Random(11)
 
@@ -128,6 +190,15 @@ def main() -> None:
 
         shapes = Shapes(settings, driver, where.database)
         documents = [relpath(index).removesuffix(".md") for index in range(args.docs)]
+        tables = [".".join(table_name(index)) for index in range(args.tables)]
+        grant = Grant(("benchmark",), (f"bench/{GRANTED_FOLDER}",), GRANTED_SCHEMAS, frozenset({"cypher", "run-sql"}))
+        seen_documents = [uri for uri in documents if grant.sees_uri(f"bench/{uri}")]
+        seen_tables = [table for table in tables if grant.sees_table(table)]
+        print(f"grant: {len(seen_documents)} of {len(documents)} documents, {len(seen_tables)} of {len(tables)} tables")
+        grant_costs(shapes, grant, shape_calls(rng, seen_documents, seen_tables, args.docs), args.calls)
+        if args.grants_only:
+            driver.close()
+            return
 
         def pick_words() -> str:
             return " ".join(rng.sample(WORDS, 2))
@@ -195,33 +266,7 @@ def main() -> None:
                     print(f"{name:<18}{p50:>9.1f}{p95:>9.1f}  {p50 / in_process[name]:>15.1f}x")
 
         anyio.run(over_mcp)
-        documents_sample = rng.sample(documents, 50)
-        http_calls: dict[str, Callable[[], dict]] = {  # every shape at its defaults, with what it requires
-            "outline": dict,
-            "search": lambda: {"query": pick_words()},
-            "coverage": lambda: {"terms": [f"DOC-{rng.randrange(args.docs)}", f"DOC-{rng.randrange(args.docs)}", "P9999"]},  # identifiers, its use
-            "bridge": lambda: rng.choice(
-                (
-                    {"value": part_number(rng.randrange(PART_NUMBERS))},
-                    {"column": "parts.part_numbers.part_no"},  # two-way coverage of 100,000 values: a walk's first page
-                    {"uri": f"bench/{rng.choice(documents_sample)}"},
-                    {},
-                )
-            ),
-            "links": dict,
-            "themes": dict,
-            "theme_changes": dict,
-            "table_context": lambda: {"question": f"{rng.choice(WORDS)} {rng.choice(NOUNS)} rate"},
-            "join_path": lambda: dict(zip(("table_a", "table_b"), two_tables(), strict=True)),
-            "joins": dict,
-            "run_sql": lambda: {"sql": f"SELECT count(*) AS n FROM {'.'.join(table_name(rng.randrange(args.tables)))}"},
-            "schema": dict,
-            "cypher": lambda: {
-                "query": "MATCH (d:Document {uri: $uri}) RETURN d.displayName AS name",
-                "parameters": {"uri": f"bench/{rng.choice(documents_sample)}"},
-            },
-            "freshness": dict,
-        }
+        http_calls = shape_calls(rng, rng.sample(documents, 50), tables, args.docs)
         assert set(http_calls) == set(SPECS), "a shape without a benchmark call"
         base = url.removesuffix("/mcp")
 

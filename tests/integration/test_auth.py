@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -30,9 +30,11 @@ from tests.conftest import Neo4jService
 from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
 from tests.services.oidc_issuer import Client, Issuer, User, signing_key
 from worker.documents.sync import DocumentSync
+from worker.runtime import redis_server
 from worker.runtime.processes import stop_pid
 from worker.runtime.redis_server import LocalRedis
 from worker.settings import load_settings
+from worker.task_names import CHECK_THEMES
 
 # The 2025 clients' resources/subscribe is what the subscription tests exercise on purpose.
 pytestmark = [pytest.mark.timeout(300), pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
@@ -43,7 +45,7 @@ LIBRARIES = "lakegraph://outline"  # the libraries and their top folders, as the
 GRANTS = {
     "manuals": {"groups": ["workshop"], "libraries": ["shop/manuals"], "tables": ["service.vehicles", "service.work_orders"], "capabilities": ["run-sql"]},
     "bulletins": {"groups": ["quality"], "libraries": ["shop/bulletins"], "tables": ["service.parts"]},
-    "admins": {"groups": ["admins"], "libraries": ["shop"], "tables": ["service"], "capabilities": ["cypher", "run-sql", "metrics"]},
+    "admins": {"groups": ["admins"], "libraries": ["shop"], "tables": ["service"], "capabilities": ["cypher", "run-sql", "metrics", "themes-refresh"]},
 }
 CLIENTS = [
     Client("workshop-agent", ["workshop"]),
@@ -432,3 +434,20 @@ def test_a_subscriber_hears_only_of_changes_within_its_grant(secured: Secured, h
             writer.sync_path("shop", relpath)
     subscribed = [json.loads(line) for line in secured.audit.read_text().splitlines() if '"subscribe"' in line]
     assert {entry["client"] for entry in subscribed if entry["outcome"] == "ok"} >= {"workshop-agent", "quality-agent"}
+
+
+def test_a_themes_refresh_needs_its_capability(secured: Secured, redis_service: LocalRedis) -> None:
+    """Only a grant with `themes-refresh` may ask the workers for a run; the request is a task on
+    the broker they read, and the audit names who asked and who was refused."""
+    refused = httpx2.post(f"{secured.base}/v1/themes/refresh", headers={"Authorization": f"Bearer {secured.issuer.client_token('workshop-agent')}"}, timeout=30)
+    assert refused.status_code == 403 and "'themes-refresh' capability" in refused.json()["error"]
+    asked = httpx2.post(f"{secured.base}/v1/themes/refresh", headers={"Authorization": f"Bearer {secured.issuer.client_token('admin-agent')}"}, timeout=30)
+    assert asked.status_code == 202, asked.text
+    broker = redis_server.client(redis_service.url, 5)
+    queued = {raw: json.loads(raw) for raw in cast(list, broker.lrange("celery", 0, -1))}
+    sent = [(raw, message) for raw, message in queued.items() if message["headers"]["id"] == asked.json()["task_id"]]
+    assert len(sent) == 1 and sent[0][1]["headers"]["task"] == CHECK_THEMES
+    assert json.loads(base64.b64decode(sent[0][1]["body"]))[1] == {"requested": True}
+    assert broker.lrem("celery", 1, sent[0][0]) == 1  # no worker reads this broker here: leave it as found
+    entries = [json.loads(line) for line in secured.audit.read_text().splitlines() if '"themes refresh"' in line]
+    assert [(entry["client"], entry["outcome"]) for entry in entries[-2:]] == [("workshop-agent", "denied"), ("admin-agent", "ok")]

@@ -5,21 +5,26 @@ Also the debounce rules themselves against a real Redis, with a fake clock."""
 from __future__ import annotations
 
 import itertools
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from neo4j import Driver
 
 from tests.conftest import Neo4jService
+from tests.helpers import LAKEGRAPH
 from tests.integration.test_live_documents import Live, live_stack
 from tests.integration.test_themes import brakes_and_network
 from worker.runtime import redis_server
-from worker.runtime.processes import wait_until
+from worker.runtime.processes import stop_pid, wait_until
 from worker.themes.schedule import Decision, ThemeScheduler
 
 pytestmark = pytest.mark.timeout(300)
+TOKEN = "refresh-test-token"
+DOCUMENTS = "MATCH (d:Document) WHERE d.uri STARTS WITH 'lib/' RETURN count(d) AS n"
 RUNS = "MATCH (r:ThemeRun) RETURN toString(r.started) AS started, r.duration AS duration, r.themes AS themes ORDER BY r.started"
 
 
@@ -71,6 +76,12 @@ def test_debounce_rules(redis_service: redis_server.LocalRedis) -> None:
     scheduler.end_run(failed=False)  # a run that succeeds ends the backoff
     scheduler.mark_dirty()
     assert scheduler.decide() == Decision("wait", 5)
+    scheduler.request_run()  # asked for (the served refresh): no quiet window to wait out
+    assert scheduler.decide().action == "run"
+    scheduler.begin_run()
+    scheduler.end_run(failed=True)
+    scheduler.request_run()  # but a failure's backoff still holds
+    assert scheduler.decide() == Decision("wait", 10)
 
 
 @pytest.fixture
@@ -78,6 +89,40 @@ def live(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_serve
     quick = {"LAKEGRAPH_THEMES__QUIET_SECONDS": "1.5", "LAKEGRAPH_THEMES__MAX_WAIT_SECONDS": "5"}
     with live_stack(neo4j_service, driver, redis_service, tmp_path, **quick) as stack:
         yield stack
+
+
+@pytest.fixture
+def patient(neo4j_service: Neo4jService, driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path) -> Iterator[Live]:
+    """A live stack whose themes would wait ten minutes after the last link edit."""
+    slow = {"LAKEGRAPH_THEMES__QUIET_SECONDS": "600", "LAKEGRAPH_THEMES__MAX_WAIT_SECONDS": "1200", "LAKEGRAPH_SERVE__TOKEN": TOKEN}
+    with live_stack(neo4j_service, driver, redis_service, tmp_path, **slow) as stack:
+        yield stack
+
+
+def test_a_served_refresh_runs_themes_now_through_the_worker(patient: Live, driver: Driver) -> None:
+    """`POST /v1/themes/refresh` on a running server: the worker runs the themes at once, not
+    after the quiet window; asked again on an unchanged link graph, it changes nothing."""
+    brakes_and_network(patient.root)
+    wait_until(lambda: driver.execute_query(DOCUMENTS).records[0]["n"] == 9, 30, "the documents loaded")
+    patient.quiesce()
+    assert runs(driver) == []  # the quiet window is ten minutes
+    server = subprocess.Popen([LAKEGRAPH, "serve", "--http", "--port", "0"], env=patient.env, stdout=subprocess.PIPE, text=True)
+    try:
+        base = (server.stdout.readline() if server.stdout else "").split()[2].removesuffix("/v1/...")
+        asked = httpx2.post(f"{base}/v1/themes/refresh", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        assert asked.status_code == 202, asked.text
+        assert asked.json()["watch"] == "lakegraph://themes" and asked.json()["task_id"]
+        wait_until(lambda: len(runs(driver)) == 1, 60, "the requested themes run")
+        assert runs(driver)[0]["themes"] == 2
+        patient.quiesce()
+        again = httpx2.post(f"{base}/v1/themes/refresh", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        assert again.status_code == 202
+        patient.quiesce()
+        assert len(runs(driver)) == 1  # nothing changed since: no new run
+        assert httpx2.post(f"{base}/v1/themes/refresh", timeout=30).status_code == 401
+    finally:
+        stop_pid(server.pid, timeout=10)
+        server.wait(10)
 
 
 def runs(driver: Driver) -> list[dict]:

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the read side may import of `worker`: the graph layer, what both sides share (the Google
 # clients among it), the settings and exception types, the task names and the recorded problems
 # (the backlog and /metrics count them), the broker's client, the embedder its vector search asks,
-# and the pid record of a running server.
+# and the pid record of a running server; and the Celery app a served request is sent through, by
+# task name (shapes/serving/requests.py), to be run by a worker.
 READ_SIDE_MAY_USE = (
     "worker.graph",
     "worker.shared",
@@ -22,6 +23,7 @@ READ_SIDE_MAY_USE = (
     "worker.runtime.redis_server",
     "worker.embedding",
     "worker.runtime.processes",
+    "worker.celery_app",
 )
 # Where the write side may import `shapes`: the command line.
 COMMAND_LINE = ("worker/cli.py", "worker/commands/")

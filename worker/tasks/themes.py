@@ -25,8 +25,12 @@ def themes_touched() -> None:
 
 
 @app.task(name=task_names.CHECK_THEMES, base=ThemesTask)
-def check_themes() -> dict:
+def check_themes(requested: bool = False) -> dict:
+    """`requested`: a run someone asked for (`POST /v1/themes/refresh`), made now rather than after
+    the quiet window; on a link graph unchanged since the last run it changes nothing."""
     scheduler = context.theme_scheduler()
+    if requested:
+        scheduler.request_run()
     decision = scheduler.decide()
     if decision.action == "wait":
         check_themes.apply_async(countdown=decision.seconds)

@@ -54,6 +54,16 @@ class ThemeScheduler:
         pipe.set(CHECK_PENDING, now, nx=True, ex=int(self.max_wait * 4) + 60)
         return bool(pipe.execute()[2])
 
+    def request_run(self) -> None:
+        """A run asked for by someone (`POST /v1/themes/refresh`): dirty and settled at once, so
+        the next check runs it unless a failure's backoff says wait or a run holds the lock (that
+        run then serves the request)."""
+        now = self.clock()
+        pipe = self.client.pipeline()
+        pipe.set(DIRTY_SINCE, now - self.max_wait)
+        pipe.set(LAST_CHANGE, now - self.quiet)
+        pipe.execute()
+
     def dirty(self) -> bool:
         return bool(self.client.exists(DIRTY_SINCE))
 
