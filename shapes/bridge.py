@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.access.scope import table_params, visible, visible_table
+from shapes.access.scope import visible, visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.exceptions import Conflict, NotFound
@@ -171,12 +171,12 @@ class BridgeResult:
     unseen: list[DocumentedValue] = field(default_factory=list)  # column: documented values of its domain it never holds
 
 
-def bridge(driver: Driver, database: str, value: str | None, uri: str | None, column: str | None, grant: Grant, tables: frozenset[str] | None) -> BridgeResult:
+def bridge(driver: Driver, database: str, value: str | None, uri: str | None, column: str | None, grant: Grant) -> BridgeResult:
     """Within a grant every part reads only what it shows: places it sees (`grant`), columns of
     the tables it sees (`tables`, None: all); a value is "mentioned nowhere" when no place it sees
     mentions it, and a value neither held by a column it sees nor mentioned where it sees is not
     found, in the same words as one that does not exist."""
-    scope = {**grant.cypher(), **table_params(tables)}
+    scope = grant.cypher()
 
     def run(query: str, **params: object) -> list:
         return driver.execute_query(query, {**params, **scope}, database_=database).records
@@ -229,10 +229,9 @@ class BridgeShape:
         self.database = database
         self.answers: Versioned[BridgeResult] = Versioned(KEPT_ANSWERS)
 
-    def __call__(self, value: str | None, uri: str | None, column: str | None, grant: Grant, tables: frozenset[str] | None) -> BridgeResult:
+    def __call__(self, value: str | None, uri: str | None, column: str | None, grant: Grant) -> BridgeResult:
         version = freshness_version(self.driver, self.database, *SOURCES)
-        key = (value, uri, column, grant.key, None if tables is None else tuple(sorted(tables)))
-        return self.answers.get(version, key, lambda: bridge(self.driver, self.database, value, uri, column, grant, tables))
+        return self.answers.get(version, (value, uri, column, grant.key), lambda: bridge(self.driver, self.database, value, uri, column, grant))
 
 
 def _names(column_id: str, name: str) -> bool:
@@ -289,7 +288,7 @@ SPEC = ShapeSpec(
     params=BridgeParams,
     output=BridgeResult,
     refers={"uri": "outline", "table": "table"},
-    run=lambda shapes, p, grant: shapes.bridge(p.value or None, p.uri or None, p.column or None, grant, shapes.granted_tables(grant)),
+    run=lambda shapes, p, grant: shapes.bridge(p.value or None, p.uri or None, p.column or None, grant),
     render=render,
     rows=("bridged", "columns", "mentions", "values", "unmentioned", "unseen"),
     needs="values",

@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.access.scope import table_params, visible_table
+from shapes.access.scope import visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import Conflict, NotFound, ShapeError
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import version
+from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
     from neo4j import Driver
 
 MAX_HOPS = 6
+KEPT_GRAPHS = 8  # join graphs kept for one version: the whole one and those of the grants asking
 FIND_TABLE = f"""
 MATCH (t:{Label.TABLE}) WHERE (t.id = $name OR t.id ENDS WITH '.' + $name) AND {visible_table("t.id")}
 RETURN t.id AS id ORDER BY id LIMIT 10
@@ -92,36 +94,38 @@ def _quote(table_id: str) -> str:
     return f"`{table_id}`"
 
 
+def _within(graph: dict[str, list[_Edge]], grant: Grant) -> dict[str, list[_Edge]]:
+    return {table: [edge for edge in out if grant.sees_table(edge.right)] for table, out in graph.items() if grant.sees_table(table)}
+
+
 class JoinPathShape:
     def __init__(self, driver: Driver, database: str) -> None:
         self.driver = driver
         self.database = database
-        self.graphs: Versioned[dict[str, list[_Edge]]] = Versioned(1)
+        self.graphs: Versioned[dict[str, list[_Edge]]] = Versioned(KEPT_GRAPHS)
 
-    def resolve(self, name: str, tables: frozenset[str] | None = None) -> str:
-        """The table `name` means among `tables` (the granted ones; None: all): a table outside
-        them is not found, in the same words as one that does not exist."""
+    def resolve(self, name: str, grant: Grant = EVERYTHING) -> str:
+        """The table `name` means among those the grant sees: a table outside them is not found,
+        in the same words as one that does not exist."""
         name = name.strip().strip("`")
         if not name:
             raise ShapeError("empty table name")
-        found = [row["id"] for row in self.driver.execute_query(FIND_TABLE, name=name, **table_params(tables), database_=self.database).records]
+        found = [row["id"] for row in self.driver.execute_query(FIND_TABLE, name=name, **grant.cypher(), database_=self.database).records]
         if not found:
             raise NotFound(f"no table named {name!r}; `lakegraph table-context QUESTION` finds tables by meaning")
         if len(found) > 1 and name not in found:
             raise Conflict(f"{name!r} is ambiguous: {', '.join(found)}; give more of its id")
         return name if name in found else found[0]
 
-    def __call__(self, table_a: str, table_b: str, max_hops: int = 3, min_confidence: float = 0.0, tables: frozenset[str] | None = None) -> JoinPath:
-        """The cheapest path over the granted `tables` only (None: all): no hop passes a table
-        the caller may not see, so a path that would is not found."""
+    def __call__(self, table_a: str, table_b: str, max_hops: int = 3, min_confidence: float = 0.0, grant: Grant = EVERYTHING) -> JoinPath:
+        """The cheapest path over the tables the grant sees: no hop passes a table the caller may
+        not see, so a path that would is not found."""
         if not 1 <= max_hops <= MAX_HOPS:
             raise ShapeError(f"max hops must be between 1 and {MAX_HOPS}, got {max_hops}")
-        source, target = self.resolve(table_a, tables), self.resolve(table_b, tables)
+        source, target = self.resolve(table_a, grant), self.resolve(table_b, grant)
         if source == target:
             raise ShapeError(f"{source} is both ends; a self-join needs no path")
-        edges = self._edges(min_confidence)
-        if tables is not None:
-            edges = {table: [edge for edge in out if edge.right in tables] for table, out in edges.items() if table in tables}
+        edges = self._edges(min_confidence, grant)
         declared_only = {table: [edge for edge in out if edge.kind == "declared"] for table, out in edges.items()}
         for graph in (declared_only, edges):
             path = _cheapest(graph, source, target, max_hops)
@@ -130,10 +134,14 @@ class JoinPathShape:
                 return JoinPath(source, target, max_hops, hops, True)
         return JoinPath(source, target, max_hops, [], False, f"no chain of declared keys or learned joins of at most {max_hops} hops connects them")
 
-    def _edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
-        """The join graph, rebuilt only when the warehouse or query log changed since the last call."""
+    def _edges(self, min_confidence: float, grant: Grant) -> dict[str, list[_Edge]]:
+        """The join graph (within a restricted grant, its part between tables the grant sees),
+        rebuilt only when the warehouse or query log changed since the last call."""
         stamps = version(self.driver, self.database, "warehouse", "query-log")
-        return self.graphs.get(stamps, min_confidence, lambda: self._read_edges(min_confidence))
+        whole = self.graphs.get(stamps, (min_confidence, EVERYTHING.key), lambda: self._read_edges(min_confidence))
+        if grant.everything:
+            return whole
+        return self.graphs.get(stamps, (min_confidence, grant.key), lambda: _within(whole, grant))
 
     def _read_edges(self, min_confidence: float) -> dict[str, list[_Edge]]:
         """Both directions of every table pair, composite keys grouped by constraint name."""
@@ -219,7 +227,7 @@ SPEC = ShapeSpec(
     params=JoinPathParams,
     output=JoinPath,
     refers={"source": "table", "target": "table", "left": "table", "right": "table"},
-    run=lambda shapes, p, grant: shapes.join_paths(p.table_a, p.table_b, p.max_hops, tables=shapes.granted_tables(grant)),
+    run=lambda shapes, p, grant: shapes.join_paths(p.table_a, p.table_b, p.max_hops, grant=grant),
     render=render,
     rows=("hops",),
     needs="tables",

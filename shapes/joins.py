@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from shapes.access.scope import table_params, visible_table
+from shapes.access.scope import visible_table
 from shapes.access.versioned import Versioned
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import version as freshness_version
+from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -63,20 +64,19 @@ class JoinsShape:
         self.database = database
         self.listings: Versioned[JoinListing] = Versioned(KEPT_LISTINGS)
 
-    def __call__(self, table: str, min_confidence: float, tables: frozenset[str] | None = None) -> JoinListing:
+    def __call__(self, table: str, min_confidence: float, grant: Grant = EVERYTHING) -> JoinListing:
         version = freshness_version(self.driver, self.database, "warehouse", "query-log")
-        key = (table, min_confidence, None if tables is None else tuple(sorted(tables)))
-        return self.listings.get(version, key, lambda: list_joins(self.driver, self.database, table, min_confidence, tables))
+        return self.listings.get(version, (table, min_confidence, grant.key), lambda: list_joins(self.driver, self.database, table, min_confidence, grant))
 
 
-def list_joins(driver: Driver, database: str, table: str, min_confidence: float, tables: frozenset[str] | None = None) -> JoinListing:
-    """The joins whose both ends are among `tables` (the granted ones; None: all). Within a
-    grant the query log's diagnostics (unresolved and pending queries) are withheld: their SQL
-    and counts speak of every table."""
-    scope = table_params(tables)
+def list_joins(driver: Driver, database: str, table: str, min_confidence: float, grant: Grant = EVERYTHING) -> JoinListing:
+    """The joins whose both ends the grant sees. Within a restricted grant the query log's
+    diagnostics (unresolved and pending queries) are withheld: their SQL and counts speak of
+    every table."""
+    scope = grant.cypher()
     declared = driver.execute_query(DECLARED, table=table, **scope, database_=database).records
     learned = driver.execute_query(LEARNED, table=table, min_confidence=min_confidence, **scope, database_=database).records
-    if tables is not None:
+    if not grant.everything:
         return JoinListing([dict(row) for row in declared], [dict(row) for row in learned], 0, [], 0)
     unresolved = driver.execute_query(UNRESOLVED, table=table, examples=UNRESOLVED_EXAMPLES, database_=database).records[0]
     return JoinListing(
@@ -118,7 +118,7 @@ SPEC = ShapeSpec(
     params=JoinsParams,
     output=JoinListing,
     refers={"left": "column", "right": "column"},
-    run=lambda shapes, p, grant: shapes.joins(p.table or "", p.min_confidence, shapes.granted_tables(grant)),
+    run=lambda shapes, p, grant: shapes.joins(p.table or "", p.min_confidence, grant),
     render=render,
     rows=("declared", "learned", "unresolved_examples"),
     needs="tables",

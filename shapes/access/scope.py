@@ -8,7 +8,7 @@ scoped is denied rather than shown the whole graph.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from shapes.spec.exceptions import Denied
 from worker.exceptions import LakegraphError
@@ -42,14 +42,16 @@ def granted_tables(driver: Driver, database: str, grant: Grant) -> frozenset[str
     return frozenset(row["id"] for row in driver.execute_query(TABLE_IDS, database_=database).records if grant.sees_table(row["id"]))
 
 
-def table_params(tables: frozenset[str] | None) -> dict[str, Any]:
-    """`granted_tables` as the parameters of `visible_table(...)`."""
-    return {"all_tables": tables is None, "tables": sorted(tables or ())}
-
-
 def visible_table(table_id: str) -> str:
-    """Cypher: the table id expression `table_id` is among the granted tables."""
-    return f"($all_tables OR {table_id} IN $tables)"
+    """Cypher: the table id expression `table_id` is seen by the grant passed as `Grant.cypher()`'s
+    parameters — its dataset, its dataset and name, or its whole id named by a pattern (the rule
+    of `Grant.sees_table`), so a query filters its own rows without a list of every granted id."""
+    parts = f"split(toLower({table_id}), '.')"
+    project, dataset, table = (f"coalesce({parts}[{index}], '')" for index in (-3, -2, -1))
+    return (
+        f"($all_tables OR any(pattern IN $table_patterns WHERE pattern IN [{dataset}, {dataset} + '.' + {table}, {dataset} + '.*', "
+        f"{project} + '.' + {dataset} + '.' + {table}, {project} + '.' + {dataset} + '.*']))"
+    )
 
 
 def admit(spec: ShapeSpec, grant: Grant) -> None:

@@ -18,14 +18,10 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.scope import traverse_scope
 
 from shapes.spec.exceptions import Denied
-from worker.graph.schema import Label
 
 if TYPE_CHECKING:
-    from neo4j import Driver
-
     from worker.shared.grants import Grant
 
-KNOWN_TABLES = f"UNWIND $ids AS id MATCH (t:{Label.TABLE}) WHERE toLower(t.id) = id RETURN toLower(t.id) AS id"
 # Functions that read outside the named tables: files, other databases, settings, the catalogue.
 OUTSIDE_READERS = re.compile(
     r"^(read_|glob$|query$|query_table$|duckdb_|pragma_|sqlite_|postgres_|mysql_|parquet_|iceberg_|delta_|sniff_|getenv$|current_setting$|which_secret$)",
@@ -33,8 +29,9 @@ OUTSIDE_READERS = re.compile(
 )
 
 
-def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, grant: Grant, driver: Driver, database: str) -> None:
-    """Refuse the query (as `check_query` parsed it) unless every table it reads is a known table the grant names."""
+def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, grant: Grant, tables: frozenset[str]) -> None:
+    """Refuse the query (as `check_query` parsed it) unless every table it reads is one of `tables`
+    (the ids of the tables the graph holds that the grant names)."""
     for function in statement.find_all(exp.Func):
         name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
         if OUTSIDE_READERS.match(name or ""):
@@ -57,7 +54,7 @@ def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, 
     outside = sorted(name for qualified, name in wanted.items() if not grant.sees_table(qualified))
     if outside:
         raise Denied(f"refused under your grant: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not among your tables")
-    known = {row["id"] for row in driver.execute_query(KNOWN_TABLES, ids=list(wanted), database_=database).records}
+    known = {table.casefold() for table in tables}
     unknown = sorted(name for qualified, name in wanted.items() if qualified not in known)
     if unknown:
         raise Denied(f"refused under your grant: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a table of the warehouse")

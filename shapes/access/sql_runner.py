@@ -21,8 +21,6 @@ from worker.exceptions import first_line
 from worker.shared.sql_failures import PARSER_FAILURES
 
 if TYPE_CHECKING:
-    from neo4j import Driver
-
     from worker.settings import Settings
     from worker.shared.grants import Grant
 
@@ -74,15 +72,16 @@ class SqlRunner:
         self.budget = settings.shapes
         self.duckdb_file = DuckDbFile(settings.duckdb_file, settings.shapes.sql_duckdb_linger)
 
-    def within(self, sql: str, grant: Grant, driver: Driver, database: str) -> SqlResult:
-        """The query's rows, once it reads only tables the grant names (every served call comes here)."""
+    def within(self, sql: str, grant: Grant, tables: frozenset[str] | None) -> SqlResult:
+        """The query's rows, once it reads only tables the grant names, `tables` being the ids of
+        those the graph holds (`Shapes.granted_tables`; None: every table). Every served call comes here."""
         statement = check_query(sql, self.dialect)
-        if not grant.everything:
+        if tables is not None:
             from shapes.access.sql_grant import check_within
 
             bigquery = self.dialect == "bigquery"
             catalog, schema = (self.settings.warehouse.bigquery_project, "") if bigquery else (self.settings.duckdb_file.stem, DUCKDB_SCHEMA)
-            check_within(statement, self.dialect, catalog, schema, grant, driver, database)
+            check_within(statement, self.dialect, catalog, schema, grant, tables)
         return self._rows(sql)
 
     @property

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from shapes import freshness as freshness_shape
 from shapes.access import scope
 from shapes.access.reader import ReadDriver
+from shapes.access.versioned import Versioned
 from shapes.serving.identity import LOCAL, Caller
 from shapes.serving.snapshots import Snapshots
 from shapes.spec import Needs, Params, ShapeSpec, budget
@@ -28,6 +29,7 @@ from shapes.spec.exceptions import Denied, ShapeError
 from shapes.spec.registry import SPECS, imported
 from worker import problems
 from worker.exceptions import LakegraphError
+from worker.graph import stamps
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.settings import Settings
 from worker.shared.grants import Grant
@@ -53,6 +55,7 @@ RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{La
        EXISTS {{ MATCH (:{Label.THEME_RUN}) }} AS themes, EXISTS {{ MATCH (:{Label.VALUE}) }} AS values
 """
 log = logging.getLogger(__name__)
+KEPT_GRANTS = 64  # grants whose tables are kept for one version of the warehouse
 FEED = "feed"  # the surface of the change feed's re-reads: counted, not audited (the subscriptions they serve are)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
 
@@ -130,6 +133,7 @@ class Shapes:
         self.database = database
         self.probe = freshness_shape.FreshnessProbe(self.driver, database, settings)
         self.snapshots = Snapshots()
+        self.tables_seen: Versioned[frozenset[str] | None] = Versioned(KEPT_GRANTS)
         self.audit: Audit | None = None  # set by `serve`: served calls are audited, a command line's are not
 
     @cached_property
@@ -148,8 +152,13 @@ class Shapes:
         return TableContextShape(self.driver, self.database, embedder(self.settings))
 
     def granted_tables(self, grant: Grant) -> frozenset[str] | None:
-        """The table ids the grant sees; None for every table."""
-        return scope.granted_tables(self.driver, self.database, grant)
+        """The table ids the grant sees; None for every table. Kept per grant until the warehouse
+        changes: matching every table id against the grant's patterns is most of what a grant
+        costs a table shape."""
+        if grant.everything:
+            return None
+        version = stamps.version(self.driver, self.database, "warehouse")
+        return self.tables_seen.get(version, grant.key, lambda: scope.granted_tables(self.driver, self.database, grant))
 
     def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, answered

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,13 @@ def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factor
 
 @pytest.fixture(scope="module")
 def served(env: dict[str, str]) -> Iterator[Served]:
+    with serving(env) as server:
+        yield server
+
+
+@contextmanager
+def serving(env: dict[str, str]) -> Iterator[Served]:
+    """`lakegraph serve` with MCP over HTTP and the HTTP API, on a port of its own."""
     process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
     try:
         first = process.stdout.readline() if process.stdout else ""

@@ -80,7 +80,9 @@ def test_the_http_endpoint_takes_the_spec_parameters(spec: ShapeSpec) -> None:
 
 def test_one_name_per_shape_everywhere() -> None:
     assert set(MCP) == set(SPECS)
-    assert {path for path in OPENAPI["paths"] if path.startswith("/v1/") and path not in ("/v1/tools", THEMES_REFRESH)} == {spec.path for spec in SPECS.values()}
+    assert {path for path in OPENAPI["paths"] if path.startswith("/v1/") and path not in ("/v1/tools", THEMES_REFRESH)} == {
+        spec.path for spec in SPECS.values()
+    }
     assert all(spec.command == spec.name.replace("_", "-") and spec.path == f"/v1/{spec.command}" for spec in SPECS.values())
     assert {spec.command for spec in SPECS.values()} <= set(cli.list_commands(click.Context(cli)))
 

@@ -45,10 +45,11 @@ class Grant:
         """A table id (`project.dataset.table`) is seen when a pattern names its dataset (`sales`),
         the table in its dataset (`sales.orders`, `sales.*`) or the whole id (`proj.sales.orders`,
         `proj.sales.*`). Compared case-insensitively: a warehouse that folds case must not let
-        `SALES.Orders` past a grant or around it."""
+        `SALES.Orders` past a grant or around it (`lower()`, as Cypher's `toLower` in the same
+        rule's twin, `shapes/access/scope.py:visible_table`)."""
         if self.everything:
             return True
-        project, dataset, table = (["", "", "", *table_id.casefold().split(".")])[-3:]
+        project, dataset, table = (["", "", "", *table_id.lower().split(".")])[-3:]
         for pattern in self.table_patterns:
             parts = pattern.split(".")
             if parts == [dataset] or parts in ([dataset, table], [dataset, "*"]) or parts in ([project, dataset, table], [project, dataset, "*"]):
@@ -60,7 +61,7 @@ class Grant:
 
     @property
     def table_patterns(self) -> tuple[str, ...]:
-        return tuple(pattern.casefold() for pattern in self.tables)
+        return tuple(pattern.lower() for pattern in self.tables)
 
     @property
     def key(self) -> str:
@@ -71,8 +72,8 @@ class Grant:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def cypher(self) -> dict[str, Any]:
-        """The grant as the parameters of `visible(...)` (shapes/access/scope.py)."""
-        return {"all_uris": self.everything, "prefixes": list(self.libraries)}
+        """The grant as the parameters of `visible(...)` and `visible_table(...)` (shapes/access/scope.py)."""
+        return {"all_uris": self.everything, "prefixes": list(self.libraries), "all_tables": self.everything, "table_patterns": list(self.table_patterns)}
 
 
 EVERYTHING = Grant(names=("local",), everything=True)
