@@ -2,18 +2,28 @@
 another caller's answers among them) shows nothing outside the grant — no document, section,
 folder or library URI it does not see, no table or column of a table it does not see — in the
 answer's JSON or its text. Asked through `Shapes.ask`, the one door every surface (HTTP, MCP, the
-themes page) passes with the caller the token check made; test_auth.py asks the same doors over
-HTTP and the MCP client with a real issuer's tokens."""
+themes page) passes with the caller the token check made; and over the wire, as callers really ask:
+a server in oidc mode with random grants, each a client of a real issuer, asked over HTTP (JSON
+and text) and the official MCP client (structured content and text), with cursors from another
+caller's answers."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp.client import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
 from neo4j import Driver
 
 from shapes.serving.identity import LOCAL, Caller
@@ -21,7 +31,12 @@ from shapes.serving.service import Answer, Shapes
 from shapes.spec.exceptions import ShapeError
 from shapes.spec.registry import SPECS
 from tests import lakehouse
+from tests.conftest import Neo4jService
+from tests.helpers import LAKEGRAPH, clean_env
+from tests.services.oidc_issuer import Client, Issuer
 from worker.graph.schema import Label
+from worker.runtime.processes import stop_pid
+from worker.settings import load_settings
 from worker.shared.grants import Grant
 
 pytestmark = pytest.mark.timeout(600)
@@ -83,11 +98,15 @@ def estate(house: lakehouse.Lakehouse, driver: Driver) -> tuple[Shapes, list[str
 
 
 def leaks(grant: Grant, answer: Answer, names: list[str], tables: dict[str, list[str]], asked: dict[str, Any]) -> list[str]:
-    """What the answer shows that the grant does not: a URI of a node it does not see (the
+    """What the answer shows that the grant does not, in its JSON and its text."""
+    return leaked(grant, json.dumps(answer.data(), default=str) + "\n" + answer.text(), names, tables, asked)
+
+
+def leaked(grant: Grant, shown: str, names: list[str], tables: dict[str, list[str]], asked: dict[str, Any]) -> list[str]:
+    """What `shown` names that the grant does not see: a URI of a node it does not see (the
     ancestors of its prefixes excepted: the grant names them), a table or column of a table it
-    does not see — each as a whole token, in the JSON and in the text; what the caller asked
-    (`under`, a table name) may be repeated back."""
-    shown = json.dumps(answer.data(), default=str) + "\n" + answer.text()
+    does not see — each as a whole token; what the caller asked (`under`, a table name) may be
+    repeated back."""
     for value in asked.values():
         for said in value if isinstance(value, list) else [value]:
             if isinstance(said, str):
@@ -124,3 +143,105 @@ def test_no_answer_shows_anything_outside_the_grant(
         assert all(hidden in json.dumps(params) for hidden in shown), (name, params, str(refused))  # a refusal repeats only what was asked
         return
     assert leaks(grant, answer, names, tables, params) == [], (name, params, grant)
+
+
+WIRE_GRANTS = 5  # random grants the wire server is configured with, one issuer client each
+RESOURCE = "http://lakegraph.test"
+
+
+@dataclass(frozen=True)
+class Wire:
+    base: str
+    issuer: Issuer
+    grants: list[Grant]  # grant i is client `agent-i`'s; the last one, wide, gives foreign cursors
+
+
+@pytest.fixture(scope="module")
+def wire(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+    rng = random.Random(40)
+    grants = [
+        Grant((f"g{index}",), tuple(rng.sample(PREFIXES, rng.randint(1, 2))), tuple(rng.sample(TABLE_PATTERNS, rng.randint(1, 2))), frozenset({"run-sql"}))
+        for index in range(WIRE_GRANTS)
+    ]
+    grants.append(Grant(("wide",), ("shop",), ("service",), frozenset({"run-sql"})))
+    settings = {
+        grant.names[0]: {
+            "groups": [grant.names[0]],
+            "libraries": list(grant.libraries),
+            "tables": list(grant.tables),
+            "capabilities": sorted(grant.capabilities),
+        }
+        for grant in grants
+    }
+    clients = [Client(f"agent-{index}", [grant.names[0]], ttl=3600) for index, grant in enumerate(grants)]
+    issuer = Issuer(load_settings().cache_path, tmp_path_factory.mktemp("wire-issuer"), [RESOURCE], clients).start()
+    env = clean_env(
+        **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("wire-state")),
+        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
+        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
+        LAKEGRAPH_AUTH__MODE="oidc",
+        LAKEGRAPH_AUTH__ISSUER=issuer.url,
+        LAKEGRAPH_AUTH__RESOURCE_URL=RESOURCE,
+        LAKEGRAPH_GRANTS=json.dumps(settings),
+        LAKEGRAPH_LOG_LEVEL="warning",
+    )
+    process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.startswith("MCP"), first
+        yield Wire(first.split()[1].removesuffix("/mcp"), issuer, grants)
+    finally:
+        stop_pid(process.pid, timeout=10)
+        process.wait(10)
+        issuer.stop()
+
+
+def over_http(wire: Wire, token: str, name: str, params: dict[str, Any], output: str) -> httpx2.Response:
+    spec = SPECS[name]
+    headers = {"Authorization": f"Bearer {token}"}
+    if spec.method == "POST":
+        return httpx2.post(f"{wire.base}{spec.path}", json={**params, "format": output}, headers=headers, timeout=60)
+    query = [(key, item) for key, value in {**params, "format": output}.items() for item in (value if isinstance(value, list) else [value])]
+    return httpx2.get(f"{wire.base}{spec.path}", params=query, headers=headers, timeout=60)
+
+
+def over_mcp(wire: Wire, token: str, name: str, params: dict[str, Any]) -> tuple[bool, str]:
+    """(refused, everything the tool result shows: its structured content and its text)."""
+
+    async def call() -> tuple[bool, str]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            McpClient(streamable_http_client(f"{wire.base}/mcp", http_client=http)) as client,
+        ):
+            result = await client.call_tool(name, params)
+        texts = [getattr(content, "text", "") for content in result.content]
+        return result.is_error, json.dumps(result.structured_content, default=str) + "\n" + "\n".join(texts)
+
+    return anyio.run(call)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(index=st.integers(0, WIRE_GRANTS - 1), call=CALLS, foreign=st.booleans(), surface=st.sampled_from(["json", "text", "mcp"]))
+def test_over_http_and_mcp_no_answer_shows_anything_outside_the_grant(
+    wire: Wire, estate: tuple[Shapes, list[str], dict[str, list[str]]], index: int, call: tuple[str, dict[str, Any]], foreign: bool, surface: str
+) -> None:
+    _, names, tables = estate
+    name, params = call
+    grant, token = wire.grants[index], wire.issuer.client_token(f"agent-{index}")
+    if foreign:  # the next page of the same call made by another caller, a wider grant
+        other = over_http(wire, wire.issuer.client_token(f"agent-{WIRE_GRANTS}"), name, params, "json")
+        cursor = other.json().get("page", {}).get("next_cursor") if other.status_code == 200 else None
+        if cursor:
+            params = {**params, "cursor": cursor}
+    if surface == "mcp":
+        refused, shown = over_mcp(wire, token, name, params)
+    else:
+        answer = over_http(wire, token, name, params, surface)
+        assert answer.status_code in (200, 400, 403, 404, 409), (name, params, answer.status_code, answer.text)
+        refused, shown = answer.status_code != 200, answer.text
+    if refused:  # a refusal repeats only what was asked
+        hidden = [item for item in names + list(tables) if not grant.sees_uri(item) and not grant.sees_table(item) and item in shown]
+        assert all(item in json.dumps(params) for item in hidden), (name, params, shown)
+        return
+    assert leaked(grant, shown, names, tables, params) == [], (name, params, grant, surface)
