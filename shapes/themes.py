@@ -118,21 +118,20 @@ def themes(
     level: int,
     theme: str | None,
     stored: Callable[[dict, int], list[dict]],
+    sized: Callable[[Grant, dict | None, int], Sized],
     grant: Grant = EVERYTHING,
-    sized: Callable[[Grant, dict | None, int], Sized] | None = None,
 ) -> ThemesResult:
     """The themes at a level, largest first; or, with `theme`, that theme and its members, all of
     the latest run's. `stored(run, level)` gives the level's stored themes and `sized(grant, run,
-    level)` what a restricted grant sees of them (see `ThemesShape`; `granted_sizes` when not
-    given). Within a restricted grant see `_granted`."""
+    level)` what a restricted grant sees of them (see `ThemesShape`). Within a restricted grant see
+    `_granted`."""
     if not 0 <= level <= MAX_LEVEL:
         raise ShapeError(f"level must be between 0 and {MAX_LEVEL}, got {level}")
-    size = sized or (lambda grant, run, level: granted_sizes(driver, database, grant, run, level))
     runs = driver.execute_query(LATEST_RUN, database_=database).records
     if not runs:
         if theme is not None:
             raise NotFound("no themes run yet: `lakegraph themes --refresh`")
-        total = _documents(driver, database) if grant.everything else size(grant, None, level)[0]
+        total = _documents(driver, database) if grant.everything else sized(grant, None, level)[0]
         return ThemesResult(level, total, 0, total, None)
     run = dict(runs[0])
     at = run.pop("seq")
@@ -147,7 +146,7 @@ def themes(
     if grant.everything:
         total = _documents(driver, database)
     else:
-        total, sizes = size(grant, {**run, "seq": at}, level)
+        total, sizes = sized(grant, {**run, "seq": at}, level)
         rows = _granted(rows, sizes)
         if theme is not None and not any(row["id"] == theme for row in rows):
             raise NotFound(f"no theme {theme!r} in the last run: `lakegraph themes` lists them")
@@ -220,7 +219,7 @@ class ThemesShape:
         self.sizes: Versioned[Sized] = Versioned(KEPT_GRANT_SIZES)
 
     def __call__(self, level: int, theme: str | None, grant: Grant = EVERYTHING) -> ThemesResult:
-        return themes(self.driver, self.database, level, theme, self._stored, grant, self._sized)
+        return themes(self.driver, self.database, level, theme, self._stored, self._sized, grant)
 
     def _stored(self, run: dict, level: int) -> list[dict]:
         return self.levels.get(run["id"], level, lambda: stored_themes(self.driver, self.database, run["seq"], level))

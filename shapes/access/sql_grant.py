@@ -47,14 +47,14 @@ def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, 
             seen.add(id(table))
             if not table.db and table.name in scope.cte_sources:
                 continue
-            wanted[_qualified(table, catalog, schema).casefold()] = table.sql(dialect=dialect)
+            wanted[_qualified(table, catalog, schema).lower()] = table.sql(dialect=dialect)
     stray = next((table for table in statement.find_all(exp.Table) if id(table) not in seen), None)
     if stray is not None:
         raise Denied(f"refused under your grant: {stray.sql(dialect=dialect)} is not a table this check can place")
     outside = sorted(name for qualified, name in wanted.items() if not grant.sees_table(qualified))
     if outside:
         raise Denied(f"refused under your grant: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not among your tables")
-    known = {table.casefold() for table in tables}
+    known = {table.lower() for table in tables}  # folded as `Grant.sees_table` folds
     unknown = sorted(name for qualified, name in wanted.items() if qualified not in known)
     if unknown:
         raise Denied(f"refused under your grant: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a table of the warehouse")

@@ -71,7 +71,7 @@ class Watch:
     grant: Grant = EVERYTHING
 
     def heard(self, event: ServerEvent) -> bool:
-        return isinstance(event, GrantedUpdate) and event.uri == self.uri and event.grant == self.grant.key
+        return isinstance(event, ResourceUpdated) and event.uri == self.uri and heard_by(event, self.grant)
 
     def may_move(self, change: Change) -> bool:
         """Whether `change` may move what this grant sees: a change naming documents or tables only
