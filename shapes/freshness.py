@@ -51,6 +51,13 @@ class Freshness:
             return self
         return replace(self, sources=[replace(source, changes=None, queued=None) for source in self.sources])
 
+    def stamp(self, source: str) -> tuple[str | None, int | None]:
+        """The source's last applied change as this reading saw it. It moves with every change the
+        source applies (as `worker.graph.stamps.version` does), so what is kept per version of a
+        source can be keyed on a call's reading without a read of its own."""
+        found = next((seen for seen in self.sources if seen.source == source), None)
+        return (None, None) if found is None else (found.applied_at, found.changes)
+
 
 class FreshnessProbe:
     """Reads the Source stamps from the graph and the backlog from the Celery broker."""
@@ -130,7 +137,7 @@ SPEC = ShapeSpec(
     guide="Sources are documents, warehouse, glossary and query log; every other answer ends with the same lines.",
     params=FreshnessParams,
     output=Freshness,
-    run=lambda shapes, p, grant: shapes.probe().within(grant),
+    run=lambda shapes, p, grant: shapes.reading().within(grant),
     render=render,
     rows=("sources",),
     scoped=True,

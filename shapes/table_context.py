@@ -36,9 +36,10 @@ RRF_K = 60
 CANDIDATES = 20
 MAX_K = 50
 MAX_QUESTION = 1000
-# Within a grant each arm keeps its CANDIDATES best the grant sees: read from FIRST_DEPTH times as
-# many hits, and only when a text arm comes back short, from GRANTED_DEPTH times as many (p95 16
-# -> 10 ms at 500 tables, a grant of half of them).
+# Within a grant each arm keeps its CANDIDATES best the grant sees. A term reaches several tables,
+# so CANDIDATES terms mostly fill the term arm; the name arm reads from FIRST_DEPTH times as many
+# hits; only when an arm comes back short do both read from GRANTED_DEPTH times as many. An arm
+# that holds CANDIDATES tables the grant sees holds its best: any it missed ranks below them.
 FIRST_DEPTH = 3
 GRANTED_DEPTH = 10
 
@@ -46,7 +47,7 @@ GRANTED_DEPTH = 10
 # tagged on them or on one of their columns (with those terms), and by their own name and text.
 BY_TEXT = f"""
 CALL () {{
-  CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $limit}}) YIELD node AS term, score
+  CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $term_limit}}) YIELD node AS term, score
   MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
   OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
   WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
@@ -152,10 +153,10 @@ class TableContextShape:
         lucene = " OR ".join(escape(word) for word in question.split())
         rankings: dict[str, list[str]] = {}
         scope, limit = {**grant.cypher(), "keep": CANDIDATES}, CANDIDATES if grant.everything else CANDIDATES * FIRST_DEPTH
-        found = self._run(BY_TEXT, lucene=lucene, limit=limit, **scope)[0]
+        found = self._run(BY_TEXT, lucene=lucene, term_limit=CANDIDATES, limit=limit, **scope)[0]
         if not grant.everything and min(len(found["by_term"]), len(found["by_table"])) < CANDIDATES:
             limit = CANDIDATES * GRANTED_DEPTH
-            found = self._run(BY_TEXT, lucene=lucene, limit=limit, **scope)[0]
+            found = self._run(BY_TEXT, lucene=lucene, term_limit=limit, limit=limit, **scope)[0]
         rankings["term"] = [row["id"] for row in found["by_term"]]
         via = {row["id"]: row["via"] for row in found["by_term"]}
         rankings["text"] = found["by_table"]

@@ -359,7 +359,11 @@ class Settings(BaseModel):
         """A copy with some keys of one section replaced, validated like the files are."""
         current: Section = getattr(self, section)
         replaced = type(current).model_validate({**current.model_dump(), **values})
-        return self.model_copy(update={section: replaced})
+        copy = self.model_copy(update={section: replaced})
+        for name, attribute in vars(Settings).items():  # paths derived from the old sections are derived again
+            if isinstance(attribute, cached_property):
+                copy.__dict__.pop(name, None)
+        return copy
 
     def masked(self) -> dict[str, Any]:
         """The effective settings as plain data with every secret (and URL credential) masked."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from functools import cache, cached_property
 from time import perf_counter
@@ -29,7 +30,6 @@ from shapes.spec.exceptions import Denied, ShapeError
 from shapes.spec.registry import SPECS, imported
 from worker import problems
 from worker.exceptions import LakegraphError
-from worker.graph import stamps
 from worker.graph.schema import DOCUMENT_TEXT_INDEX, TABLE_TEXT_INDEX, Label
 from worker.settings import Settings
 from worker.shared.grants import Grant
@@ -56,6 +56,8 @@ RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{La
 """
 log = logging.getLogger(__name__)
 KEPT_GRANTS = 64  # grants whose tables are kept for one version of the warehouse
+# The freshness a call is answered at, read once before its shape runs (`Shapes.reading`).
+READING: ContextVar[freshness_shape.Freshness] = ContextVar("reading")
 FEED = "feed"  # the surface of the change feed's re-reads: counted, not audited (the subscriptions they serve are)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
 
@@ -153,12 +155,18 @@ class Shapes:
 
     def granted_tables(self, grant: Grant) -> frozenset[str] | None:
         """The table ids the grant sees; None for every table. Kept per grant until the warehouse
-        changes: matching every table id against the grant's patterns is most of what a grant
-        costs a table shape."""
+        changes, as the call's reading stamps it: reading the ids, or even the warehouse's stamp
+        on its own, would be most of what a grant costs run_sql."""
         if grant.everything:
             return None
-        version = stamps.version(self.driver, self.database, "warehouse")
+        version = self.reading().stamp("warehouse")
         return self.tables_seen.get(version, grant.key, lambda: scope.granted_tables(self.driver, self.database, grant))
+
+    @staticmethod
+    def reading() -> freshness_shape.Freshness:
+        """The freshness of the call being answered, unrestricted: read before its shape runs (so
+        the answer is at least as fresh as it says), once for the answer and whatever it keys."""
+        return READING.get()
 
     def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, answered
@@ -200,8 +208,13 @@ class Shapes:
         call_key = budget.call_hash({**call, "grant": grant.key})  # another grant's cursor finds no snapshot of this one
         sid = budget.snapshot_of(cursor) if cursor else ""
         kept = self.snapshots.get(sid, call_key) if sid else None
-        whole = spec.run(self, params, grant) if kept is None else kept
-        freshness = self.probe().within(grant)
+        reading = self.probe()
+        called = READING.set(reading)
+        try:
+            whole = spec.run(self, params, grant) if kept is None else kept
+        finally:
+            READING.reset(called)
+        freshness = reading.within(grant)
         other = budget.size(freshness)
 
         def keep() -> str:

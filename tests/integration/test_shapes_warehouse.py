@@ -4,22 +4,26 @@ graph built through the write paths (tests/lakehouse.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from neo4j import Driver
 
 from shapes.coverage import coverage
 from shapes.schema import counts_query
+from shapes.serving.identity import Caller
 from shapes.serving.service import Shapes
 from shapes.spec.exceptions import ShapeError
 from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.helpers import assert_one_line_error, clean_env, run_cli
-from worker.shared.grants import EVERYTHING
+from worker.shared.grants import EVERYTHING, Grant
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.sync import WarehouseSync
 
 pytestmark = pytest.mark.timeout(180)
 COUNTS = "MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS edges"
@@ -212,6 +216,33 @@ def test_sql_row_cap(house: lakehouse.Lakehouse, driver: Driver) -> None:
     capped = Shapes(house.settings.with_section("shapes", sql_max_rows=2), driver, "neo4j")
     result = capped.ask("run_sql", sql="SELECT * FROM range(10)").result
     assert len(result.rows) == 2 and result.truncated
+
+
+def test_run_sql_within_a_grant_follows_the_tables_the_warehouse_holds(house: lakehouse.Lakehouse, driver: Driver, tmp_path: Path) -> None:
+    """A grant's tables are kept per stamp of the warehouse, as the call's reading gives it: a
+    table the warehouse gains is queryable at the next call, one it loses is refused again."""
+    warehouse = tmp_path / house.warehouse.name  # a copy to write to (the other tests' shapes hold the file read-only)
+    shutil.copyfile(house.warehouse, warehouse)
+    settings = house.settings.with_section("warehouse", duckdb_path=str(warehouse)).with_section("shapes", sql_duckdb_linger=0)
+    shapes = Shapes(settings, driver, "neo4j")
+    within = Caller("service-desk", "", Grant(("service-desk",), (), ("service",), frozenset({"run-sql"})))
+    sql = "SELECT count(*) AS n FROM service.recalls"
+    sync = WarehouseSync(settings, driver, "neo4j")
+
+    def recalls(ddl: str) -> None:
+        with duckdb.connect(str(warehouse)) as con:
+            con.execute(ddl)
+        sync.sync_table("service", "recalls")
+
+    with pytest.raises(ShapeError, match="not a table of the warehouse"):
+        shapes.ask("run_sql", within, "test", sql=sql)
+    recalls("CREATE TABLE service.recalls (id INTEGER)")
+    try:
+        assert shapes.ask("run_sql", within, "test", sql=sql).result.rows == [[0]]
+    finally:
+        recalls("DROP TABLE service.recalls")
+    with pytest.raises(ShapeError, match="not a table of the warehouse"):
+        shapes.ask("run_sql", within, "test", sql=sql)
 
 
 def test_freshness_names_each_source(shapes: Shapes) -> None:

@@ -23,6 +23,16 @@ def test_defaults_come_from_the_documented_file(tmp_path: Path, monkeypatch: pyt
     assert 'state_dir = ".lakegraph"' in DEFAULTS_FILE.read_text()
 
 
+def test_a_section_replaced_derives_its_paths_again(tmp_path: Path) -> None:
+    """Paths computed from a section (kept once computed) follow a copy that replaces it."""
+    settings = load_settings(state_dir=str(tmp_path))
+    assert settings.duckdb_file == tmp_path / "warehouse.duckdb" and settings.access_audit_path == tmp_path / "audit" / "access.jsonl"
+    moved = settings.with_section("warehouse", duckdb_path=str(tmp_path / "elsewhere" / "shop.duckdb"))
+    assert moved.duckdb_file == tmp_path / "elsewhere" / "shop.duckdb"
+    assert settings.duckdb_file == tmp_path / "warehouse.duckdb"  # the original is unchanged
+    assert moved.with_section("auth", audit_file="logs/who.jsonl").access_audit_path == tmp_path / "logs" / "who.jsonl"
+
+
 def test_user_file_then_environment_override_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user = tmp_path / "mine.toml"
     user.write_text('log_level = "debug"\n[neo4j]\nuri = "bolt://db:7687"\nuser = "alice"\n')
