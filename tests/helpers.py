@@ -8,6 +8,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,22 @@ if TYPE_CHECKING:
 LAKEGRAPH = str(Path(sys.executable).parent / "lakegraph")
 VOLATILE = {"freshness", "milliseconds", "as_of", "age_seconds"}  # what differs between two calls a moment apart
 CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--concurrency", "2", "--loglevel", "warning"]
+
+
+@asynccontextmanager
+async def mcp_listening(base: str, token: str, uris: list[str], timeout: float = 30) -> AsyncIterator[Any]:
+    """The official MCP client's listen stream on the resources `uris` of the server at `base`,
+    as the bearer of `token` (imported here: most tests never speak MCP)."""
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+        client.listen(resource_subscriptions=uris) as stream,
+    ):
+        yield stream
 
 
 def start_worker(env: dict[str, str]) -> subprocess.Popen:

@@ -23,15 +23,12 @@ import time
 from pathlib import Path
 
 import anyio
-import httpx2
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from shapes.serving import running_server
 from shapes.serving.resources import outline_uri
 from tests import lakehouse
 from tests.benchmarks.stats import percentile
-from tests.helpers import LAKEGRAPH, clean_env
+from tests.helpers import LAKEGRAPH, clean_env, mcp_listening
 from worker.graph.connection import connect
 from worker.graph.schema import Label
 from worker.runtime.processes import PidRecord, stop_pid, wait_until
@@ -61,11 +58,7 @@ async def measure(bases: list[str], token: str, subscribers: int, edits: int, li
     written: list[float] = []
 
     async def subscriber(index: int, ready: anyio.Event) -> None:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{bases[index % len(bases)]}/mcp", http_client=http)) as client,
-            client.listen(resource_subscriptions=[uri]) as stream,
-        ):
+        async with mcp_listening(bases[index % len(bases)], token, [uri], timeout=60) as stream:
             ready.set()
             async for _ in stream:
                 heard[index].append(time.monotonic())

@@ -29,17 +29,37 @@ def house(neo4j_service: Neo4jService, driver: Driver, tmp_path_factory: pytest.
     return built
 
 
-@pytest.fixture(scope="module")
-def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def lakehouse_env(neo4j_service: Neo4jService, house: lakehouse.Lakehouse, state_dir: Path, **more: str) -> dict[str, str]:
+    """The environment of a command or a server on the tests' lakehouse, with `more` settings."""
     return clean_env(
         **neo4j_service.env(),
-        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("parity-state")),
+        LAKEGRAPH_STATE_DIR=str(state_dir),
         LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
         LAKEGRAPH_WAREHOUSE__GLOSSARY_PATH=str(house.settings.warehouse.glossary_path),
         LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
         LAKEGRAPH_LOG_LEVEL="warning",
-        **LOCAL,  # the CLI's own answers; test_cli_mcp_and_http_give_the_same_answer also hands each call to the server
+        **more,
     )
+
+
+def oidc_env(neo4j_service: Neo4jService, house: lakehouse.Lakehouse, state_dir: Path, issuer: str, resource: str, grants: dict, **more: str) -> dict[str, str]:
+    """`lakehouse_env` for a server in oidc mode: tokens of `issuer` for `resource`, `grants` as settings."""
+    return lakehouse_env(
+        neo4j_service,
+        house,
+        state_dir,
+        LAKEGRAPH_AUTH__MODE="oidc",
+        LAKEGRAPH_AUTH__ISSUER=issuer,
+        LAKEGRAPH_AUTH__RESOURCE_URL=resource,
+        LAKEGRAPH_GRANTS=json.dumps(grants),
+        **more,
+    )
+
+
+@pytest.fixture(scope="module")
+def env(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    # LOCAL: the CLI's own answers; test_cli_mcp_and_http_give_the_same_answer also hands each call to the server
+    return lakehouse_env(neo4j_service, house, tmp_path_factory.mktemp("parity-state"), **LOCAL)
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +70,14 @@ def served(env: dict[str, str]) -> Iterator[Served]:
 
 @contextmanager
 def serving(env: dict[str, str]) -> Iterator[Served]:
-    """`lakegraph serve` with MCP over HTTP and the HTTP API, on a port of its own."""
+    """`lakegraph serve` with MCP over HTTP and the HTTP API, on a port of its own; its static
+    token when it serves in token mode ("" in oidc mode, where callers bring the issuer's)."""
     process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
     try:
         first = process.stdout.readline() if process.stdout else ""
-        assert first.startswith("MCP"), first
-        token = (Path(env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token").read_text().strip()
-        yield Served(process, first.split()[1].removesuffix("/mcp"), token)
+        assert first.startswith("MCP"), first  # what it said instead is in the test's captured stderr
+        token = Path(env["LAKEGRAPH_STATE_DIR"]) / "serve" / "token"
+        yield Served(process, first.split()[1].removesuffix("/mcp"), token.read_text().strip() if token.exists() else "")
     finally:
         stop_pid(process.pid, timeout=10)
         process.wait(10)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,11 +26,11 @@ from neo4j import Driver
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
+from tests.helpers import assert_one_line_error, clean_env, mcp_listening, run_cli
+from tests.integration.conftest import oidc_env, serving
 from tests.services.oidc_issuer import Client, Issuer, User, signing_key
 from worker.documents.sync import DocumentSync
 from worker.runtime import redis_server
-from worker.runtime.processes import stop_pid
 from worker.runtime.redis_server import LocalRedis
 from worker.settings import load_settings
 from worker.task_names import CHECK_THEMES
@@ -86,36 +85,25 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Issuer]:
 def secured_env(
     house: lakehouse.Lakehouse, neo4j_service: Neo4jService, redis_service: LocalRedis, issuer: Issuer, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, str]:
-    return clean_env(
-        **neo4j_service.env(),
+    return oidc_env(
+        neo4j_service,
+        house,
+        tmp_path_factory.mktemp("secured-state"),
+        issuer.url,
+        RESOURCE,
+        GRANTS,
         LAKEGRAPH_REDIS__URL=redis_service.url,  # the change stream a writer of the tests announces on
         LAKEGRAPH_SERVE__NOTIFY_INTERVAL="0.2",
-        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("secured-state")),
-        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
-        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
-        LAKEGRAPH_AUTH__MODE="oidc",
-        LAKEGRAPH_AUTH__ISSUER=issuer.url,
-        LAKEGRAPH_AUTH__RESOURCE_URL=RESOURCE,
         LAKEGRAPH_AUTH__LEEWAY_SECONDS="1",
         LAKEGRAPH_AUTH__JWKS_REFRESH_SECONDS="0.5",
         LAKEGRAPH_AUTH__JWKS_MAX_AGE_SECONDS="2",
-        LAKEGRAPH_GRANTS=json.dumps(GRANTS),
-        LAKEGRAPH_LOG_LEVEL="warning",
     )
 
 
 @pytest.fixture(scope="module")
 def secured(secured_env: dict[str, str], issuer: Issuer) -> Iterator[Secured]:
-    process = subprocess.Popen(
-        [LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=secured_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        first = process.stdout.readline() if process.stdout else ""
-        assert first.startswith("MCP"), first + (process.stderr.read() if process.stderr else "")
-        yield Secured(first.split()[1].removesuffix("/mcp"), issuer, Path(secured_env["LAKEGRAPH_STATE_DIR"]) / "audit" / "access.jsonl")
-    finally:
-        stop_pid(process.pid, timeout=10)
-        process.wait(10)
+    with serving(secured_env) as served:
+        yield Secured(served.base, issuer, Path(secured_env["LAKEGRAPH_STATE_DIR"]) / "audit" / "access.jsonl")
 
 
 def _segment(part: dict[str, Any]) -> str:
@@ -378,11 +366,7 @@ def test_a_subscriber_hears_only_of_changes_within_its_grant(secured: Secured, h
         assert writer.sync_path("shop", relpath) == "written"
 
     async def listen(name: str, ready: anyio.Event) -> None:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[name]}"}, timeout=30) as http,
-            McpClient(streamable_http_client(f"{secured.base}/mcp", http_client=http)) as client,
-            client.listen(resource_subscriptions=[LIBRARIES]) as stream,
-        ):
+        async with mcp_listening(secured.base, tokens[name], [LIBRARIES]) as stream:
             ready.set()
             async for event in stream:
                 heard[name].append(str(getattr(event, "uri", "")))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,10 +31,9 @@ from shapes.spec.exceptions import ShapeError
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env
+from tests.integration.conftest import oidc_env, serving
 from tests.services.oidc_issuer import Client, Issuer
 from worker.graph.schema import Label
-from worker.runtime.processes import stop_pid
 from worker.settings import load_settings
 from worker.shared.grants import Grant
 
@@ -175,25 +173,10 @@ def wire(house: lakehouse.Lakehouse, neo4j_service: Neo4jService, tmp_path_facto
     }
     clients = [Client(f"agent-{index}", [grant.names[0]], ttl=3600) for index, grant in enumerate(grants)]
     issuer = Issuer(load_settings().cache_path, tmp_path_factory.mktemp("wire-issuer"), [RESOURCE], clients).start()
-    env = clean_env(
-        **neo4j_service.env(),
-        LAKEGRAPH_STATE_DIR=str(tmp_path_factory.mktemp("wire-state")),
-        LAKEGRAPH_WAREHOUSE__DUCKDB_PATH=str(house.warehouse),
-        LAKEGRAPH_DOCUMENTS__LIBRARIES=json.dumps([{"name": "shop", "root": str(house.library)}]),
-        LAKEGRAPH_AUTH__MODE="oidc",
-        LAKEGRAPH_AUTH__ISSUER=issuer.url,
-        LAKEGRAPH_AUTH__RESOURCE_URL=RESOURCE,
-        LAKEGRAPH_GRANTS=json.dumps(settings),
-        LAKEGRAPH_LOG_LEVEL="warning",
-    )
-    process = subprocess.Popen([LAKEGRAPH, "serve", "--mcp", "http", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        first = process.stdout.readline() if process.stdout else ""
-        assert first.startswith("MCP"), first
-        yield Wire(first.split()[1].removesuffix("/mcp"), issuer, grants)
+        with serving(oidc_env(neo4j_service, house, tmp_path_factory.mktemp("wire-state"), issuer.url, RESOURCE, settings)) as served:
+            yield Wire(served.base, issuer, grants)
     finally:
-        stop_pid(process.pid, timeout=10)
-        process.wait(10)
         issuer.stop()
 
 

@@ -73,7 +73,13 @@ class Grant:
 
     def cypher(self) -> dict[str, Any]:
         """The grant as the parameters of `visible(...)` and `visible_table(...)` (shapes/access/scope.py)."""
-        return {"all_uris": self.everything, "prefixes": list(self.libraries), "all_tables": self.everything, "table_patterns": list(self.table_patterns)}
+        return {
+            "all_uris": self.everything,
+            "prefixes": list(self.libraries),
+            "below": [prefix + end for prefix in self.libraries for end in SEGMENT_ENDS],  # a segment or a section below a prefix
+            "all_tables": self.everything,
+            "table_patterns": list(self.table_patterns),
+        }
 
 
 EVERYTHING = Grant(names=("local",), everything=True)
