@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from worker.commands.shapes import flag
 
@@ -37,6 +37,20 @@ async def mcp_listening(base: str, token: str, uris: list[str], timeout: float =
         client.listen(resource_subscriptions=uris) as stream,
     ):
         yield stream
+
+
+def take_queued(redis_url: str, task_id: str) -> tuple[str, dict[str, Any]]:
+    """The task `task_id` waiting on the broker at `redis_url` (Celery's default queue) as its name
+    and keyword arguments, taken off it: no worker reads that broker in the test asking."""
+    from worker.runtime import redis_server
+
+    broker = redis_server.client(redis_url, 5)
+    for raw in cast(list, broker.lrange("celery", 0, -1)):
+        message = json.loads(raw)
+        if message["headers"]["id"] == task_id:
+            broker.lrem("celery", 1, raw)
+            return message["headers"]["task"], json.loads(base64.b64decode(message["body"]))[1]
+    raise AssertionError(f"task {task_id} is not on the broker at {redis_url}")
 
 
 def start_worker(env: dict[str, str]) -> subprocess.Popen:

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from shapes.serving.guard import caller_of
 from shapes.serving.metrics import REGISTRY
-from shapes.serving.requests import WriteRequests
+from shapes.serving.requests import THEMES_REFRESH, WriteRequests
 from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes, answer_type
 from shapes.spec import ShapeSpec, value_kind
@@ -214,7 +214,6 @@ def openapi() -> dict:
 
 
 HEALTH = {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok", "unavailable"]}, "neo4j": {"type": "string"}}}
-THEMES_REFRESH = "/v1/themes/refresh"
 QUEUED = {
     "type": "object",
     "required": ["queued", "task_id", "watch"],

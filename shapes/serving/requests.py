@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
     from worker.settings import Settings
 
+THEMES_REFRESH = "/v1/themes/refresh"  # POST: the HTTP API's endpoint, the themes page's button
+
 
 class WriteRequests:
     """A producer of the broker the workers read, built on first use (the embedded Redis may start

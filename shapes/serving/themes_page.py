@@ -1,11 +1,12 @@
 """The page authors watch: the current themes, each named from its own metadata and drawn in its
 own colour, the links between themes with their weights, a theme's members on demand, the latest
 change highlighted (what was born, grew, split or merged, which documents moved and from where) and
-the change history as a timeline — updated by itself (server-sent events) whenever a run lands.
+the change history as a timeline — updated by itself (server-sent events) whenever a run lands —
+and, for a grant with the `themes-refresh` capability, a button that asks the workers for a run now.
 
 `/themes` serves the page (opened once with `?token=`, it keeps the token as an HttpOnly cookie),
-`/themes/events` streams the themes shape's JSON, the latest run's changes, the timeline and the
-colours: once when opened, then after each run that moved the themes (heard from the change feed:
+`/themes/events` streams the themes shape's JSON, the latest run's changes, the timeline, the
+colours and whether the caller may ask for a run: once when opened, then after each run that moved the themes (heard from the change feed:
 the notification MCP subscribers of `lakegraph://themes` get), `/themes/graph.svg` draws the themes as circles sized by documents,
 joined by lines as thick as their crossover links, the themes the latest run touched ringed.
 """
@@ -26,6 +27,7 @@ from starlette.routing import Route
 
 from shapes.serving.change_feed import ChangeFeed, Watch
 from shapes.serving.guard import COOKIE, PAGE_PATH, caller_of
+from shapes.serving.requests import THEMES_REFRESH
 from shapes.serving.resources import THEMES_URI
 from shapes.serving.service import Shapes
 from shapes.themes import ThemesResult, latest_changes
@@ -110,10 +112,12 @@ PAGE = """<!doctype html>
  .uri { font-family: monospace; font-size: 90%; }
  .members { margin: .3rem 0 0 1rem; }
  #timeline li { margin-bottom: .3rem; }
+ #controls { margin: .4rem 0 1rem; }
 </style></head>
 <body>
 <h1>Themes</h1>
 <div id="header">waiting for the first themes run…</div>
+<div id="controls"><button id="refresh" hidden>Refresh themes now</button> <span id="refresh-status"></span></div>
 <div id="change" hidden></div>
 <div id="layout"><div id="themes"></div><div id="graph" role="img" aria-label="theme graph"></div></div>
 <h2>Timeline</h2>
@@ -122,6 +126,22 @@ PAGE = """<!doctype html>
 const text = (tag, content, cls) => { const el = document.createElement(tag); el.textContent = content; if (cls) el.className = cls; return el; };
 let names = {};
 const MEMBERS_PAGE_TOKENS = __MEMBERS_PAGE_TOKENS__;
+const refresh = document.getElementById("refresh"), refreshStatus = document.getElementById("refresh-status");
+refresh.onclick = async () => {  // shown only to a grant with the themes-refresh capability
+  refresh.disabled = true;
+  refreshStatus.textContent = "asking the workers…";
+  try {
+    const answer = await fetch("__THEMES_REFRESH__", {method: "POST"});
+    const body = await answer.json();
+    refreshStatus.textContent = answer.ok
+      ? "asked the workers for a themes run (task " + body.task_id + "): the page follows if it moves the themes"
+      : "not asked: " + body.error;
+  } catch (failed) {
+    refreshStatus.textContent = "not asked: " + failed;
+  } finally {
+    refresh.disabled = false;
+  }
+};
 const opened = new Set();  // themes whose members the reader opened: kept open across updates
 const named = (id) => id ? id + " " + (names[id] || "") : "ungrouped";
 function describe(changes) {
@@ -149,6 +169,7 @@ async function members(theme, box, cursor) {
 }
 function show(data) {
   const t = data.themes;
+  refresh.hidden = !data.may_refresh;
   names = Object.fromEntries(t.themes.map(theme => [theme.id, theme.name]));
   document.getElementById("header").textContent =
     t.documents + " documents = " + t.grouped + " grouped + " + t.ungrouped + " ungrouped; " + t.themes.length + " themes" +
@@ -204,7 +225,7 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
             response = RedirectResponse(PAGE_PATH, status_code=303)
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
             return response
-        return Response(PAGE.replace("__MEMBERS_PAGE_TOKENS__", str(MEMBERS_PAGE_TOKENS)), media_type="text/html")
+        return Response(PAGE.replace("__MEMBERS_PAGE_TOKENS__", str(MEMBERS_PAGE_TOKENS)).replace("__THEMES_REFRESH__", THEMES_REFRESH), media_type="text/html")
 
     def snapshot(caller: Caller) -> dict:
         answer = shapes.ask("themes", caller, "page")
@@ -216,6 +237,7 @@ def routes(shapes: Shapes, feed: ChangeFeed) -> list[Route]:
             "touched": sorted(touched(changes)),
             "timeline": timeline,
             "colours": {view.id: colour(view.id) for view in answer.result.themes},
+            "may_refresh": caller.grant.may("themes-refresh"),
         }
 
     async def events(request: Request) -> StreamingResponse:

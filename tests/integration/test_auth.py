@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import httpx2
@@ -26,11 +26,10 @@ from neo4j import Driver
 from shapes.spec.registry import SPECS
 from tests import lakehouse
 from tests.conftest import Neo4jService
-from tests.helpers import assert_one_line_error, clean_env, mcp_listening, run_cli
+from tests.helpers import assert_one_line_error, clean_env, mcp_listening, run_cli, take_queued
 from tests.integration.conftest import oidc_env, serving
 from tests.services.oidc_issuer import Client, Issuer, User, signing_key
 from worker.documents.sync import DocumentSync
-from worker.runtime import redis_server
 from worker.runtime.redis_server import LocalRedis
 from worker.settings import load_settings
 from worker.task_names import CHECK_THEMES
@@ -420,6 +419,15 @@ def test_a_subscriber_hears_only_of_changes_within_its_grant(secured: Secured, h
     assert {entry["client"] for entry in subscribed if entry["outcome"] == "ok"} >= {"workshop-agent", "quality-agent"}
 
 
+def first_page_event(base: str, token: str) -> dict[str, Any]:
+    """The first themes event the page's stream sends this bearer: what the page first shows it."""
+    with httpx2.stream("GET", f"{base}/themes/events", headers={"Authorization": f"Bearer {token}"}, timeout=30) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                return json.loads(line.removeprefix("data: "))
+    raise AssertionError("the themes stream ended before its first event")
+
+
 def test_a_themes_refresh_needs_its_capability(secured: Secured, redis_service: LocalRedis) -> None:
     """Only a grant with `themes-refresh` may ask the workers for a run; the request is a task on
     the broker they read, and the audit names who asked and who was refused."""
@@ -427,11 +435,8 @@ def test_a_themes_refresh_needs_its_capability(secured: Secured, redis_service: 
     assert refused.status_code == 403 and "'themes-refresh' capability" in refused.json()["error"]
     asked = httpx2.post(f"{secured.base}/v1/themes/refresh", headers={"Authorization": f"Bearer {secured.issuer.client_token('admin-agent')}"}, timeout=30)
     assert asked.status_code == 202, asked.text
-    broker = redis_server.client(redis_service.url, 5)
-    queued = {raw: json.loads(raw) for raw in cast(list, broker.lrange("celery", 0, -1))}
-    sent = [(raw, message) for raw, message in queued.items() if message["headers"]["id"] == asked.json()["task_id"]]
-    assert len(sent) == 1 and sent[0][1]["headers"]["task"] == CHECK_THEMES
-    assert json.loads(base64.b64decode(sent[0][1]["body"]))[1] == {"requested": True}
-    assert broker.lrem("celery", 1, sent[0][0]) == 1  # no worker reads this broker here: leave it as found
+    assert take_queued(redis_service.url, asked.json()["task_id"]) == (CHECK_THEMES, {"requested": True})
+    # The themes page offers its refresh button to the grant that may use it, and only to it.
+    assert [first_page_event(secured.base, secured.issuer.client_token(client))["may_refresh"] for client in ("workshop-agent", "admin-agent")] == [False, True]
     entries = [json.loads(line) for line in secured.audit.read_text().splitlines() if '"themes refresh"' in line]
     assert [(entry["client"], entry["outcome"]) for entry in entries[-2:]] == [("workshop-agent", "denied"), ("admin-agent", "ok")]

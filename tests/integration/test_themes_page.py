@@ -1,7 +1,7 @@
 """The page authors watch, in a real headless Chromium: themes named from their metadata, each in
 its colour, the links between them with weights, members on demand, the latest move highlighted and
-the timeline — updated by itself (server-sent events) when a themes run changes anything; the
-screenshot shows the colours and the highlight."""
+the timeline — updated by itself (server-sent events) when a themes run changes anything, and a
+button that asks the workers for a run now; the screenshot shows the colours and the highlight."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from playwright.sync_api import expect, sync_playwright
 
 from shapes.serving.themes_page import HIGHLIGHT, colour
 from tests.conftest import Neo4jService
-from tests.helpers import LAKEGRAPH, clean_env
+from tests.helpers import LAKEGRAPH, clean_env, take_queued
 from tests.integration.test_themes import load_two_clusters
 from worker.documents.sync import DocumentSync
 from worker.runtime import redis_server
 from worker.runtime.processes import stop_pid
 from worker.settings import Settings
+from worker.task_names import CHECK_THEMES
 from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(240)
@@ -79,7 +80,7 @@ def colour_share(png: Path, hex_colour: str) -> float:
 
 
 def test_the_page_shows_named_coloured_themes_and_the_latest_move(
-    server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, tmp_path: Path
+    server: tuple[str, str], library: tuple[Settings, Path], driver: Driver, redis_service: redis_server.LocalRedis, tmp_path: Path
 ) -> None:
     base, token = server
     assert httpx2.get(f"{base}/themes").status_code == 401
@@ -126,6 +127,13 @@ def test_the_page_shows_named_coloured_themes_and_the_latest_move(
             expect(page.locator("#graph svg g.theme circle[stroke='#ff9800']")).to_have_count(2)
             expect(page.locator("#timeline li")).to_have_count(3)  # the first run, then the two edits
             expect(page.locator("#timeline li").first).to_contain_text("1 moved")
+            # The author asks for a run now: the button queues it for the workers (none reads this broker here).
+            expect(page.locator("#refresh")).to_be_visible()
+            page.locator("#refresh").click()
+            status = page.locator("#refresh-status")
+            expect(status).to_contain_text("asked the workers for a themes run (task ", timeout=15_000)
+            task = status.inner_text().split("(task ")[1].split(")")[0]
+            assert take_queued(redis_service.url, task) == (CHECK_THEMES, {"requested": True})
             page.wait_for_function("document.querySelectorAll('#graph svg g.edge').length >= 1")
             shot = tmp_path / "themes-page.png"
             page.screenshot(path=str(shot), full_page=True)

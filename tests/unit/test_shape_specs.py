@@ -9,8 +9,9 @@ import click
 import pytest
 from mcp.server import MCPServer
 
-from shapes.serving.http_api import THEMES_REFRESH, openapi
+from shapes.serving.http_api import openapi
 from shapes.serving.mcp_server import tool_function
+from shapes.serving.requests import THEMES_REFRESH
 from shapes.spec import ShapeSpec, docs, limits
 from shapes.spec.registry import SPECS
 from worker.cli import cli, command_extras
