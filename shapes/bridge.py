@@ -21,11 +21,11 @@ from pydantic import Field
 
 from shapes.access.scope import visible, visible_table
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.exceptions import Conflict, NotFound
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import SourceName
-from worker.graph.stamps import version as freshness_version
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -230,8 +230,11 @@ class BridgeShape:
         self.answers: Versioned[BridgeResult] = Versioned(KEPT_ANSWERS)
 
     def __call__(self, value: str | None, uri: str | None, column: str | None, grant: Grant) -> BridgeResult:
-        version = freshness_version(self.driver, self.database, *SOURCES)
-        return self.answers.get(version, (value, uri, column, grant.key), lambda: bridge(self.driver, self.database, value, uri, column, grant))
+        return self.answers.get(
+            versions(self.driver, self.database, *SOURCES),
+            (value, uri, column, grant.key),
+            lambda: bridge(self.driver, self.database, value, uri, column, grant),
+        )
 
 
 def _names(column_id: str, name: str) -> bool:

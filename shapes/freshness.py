@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 from shapes.spec import Params, ShapeSpec
 from worker import task_names
+from worker.graph import stamps
 from worker.graph.schema import Label
 
 if TYPE_CHECKING:
     from neo4j import Driver
 
+    from worker.graph.stamps import SourceName
     from worker.settings import Settings
     from worker.shared.grants import Grant
 
@@ -57,6 +60,21 @@ class Freshness:
         source can be keyed on a call's reading without a read of its own."""
         found = next((seen for seen in self.sources if seen.source == source), None)
         return (None, None) if found is None else (found.applied_at, found.changes)
+
+
+# The freshness the call being answered is answered at, read once before its shape runs
+# (`Shapes.reading`): the answer says it, and what a shape keeps per version is keyed on it.
+CALL_READING: ContextVar[Freshness] = ContextVar("call_reading")
+
+
+def versions(driver: Driver, database: str, *sources: SourceName) -> tuple:
+    """The sources' stamps, to key what is kept until one of them applies a change: as the call
+    being answered read them (no round trip of its own; read first, so what is kept under them is
+    at least as fresh), or from the graph for a shape used outside a call."""
+    reading = CALL_READING.get(None)
+    if reading is None:
+        return stamps.version(driver, database, *sources)
+    return tuple(reading.stamp(source) for source in sources)
 
 
 class FreshnessProbe:

@@ -17,10 +17,10 @@ from pydantic import Field
 
 from shapes.access.scope import visible_table
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import Conflict, NotFound, ShapeError
 from worker.graph.schema import Label, Rel
-from worker.graph.stamps import version
 from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class JoinPathShape:
     def _edges(self, min_confidence: float, grant: Grant) -> dict[str, list[_Edge]]:
         """The join graph (within a restricted grant, its part between tables the grant sees),
         rebuilt only when the warehouse or query log changed since the last call."""
-        stamps = version(self.driver, self.database, "warehouse", "query-log")
+        stamps = versions(self.driver, self.database, "warehouse", "query-log")
         whole = self.graphs.get(stamps, (min_confidence, EVERYTHING.key), lambda: self._read_edges(min_confidence))
         if grant.everything:
             return whole

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from shapes.access.scope import visible_table
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
-from worker.graph.stamps import version as freshness_version
 from worker.shared.grants import EVERYTHING, Grant
 
 if TYPE_CHECKING:
@@ -65,8 +65,11 @@ class JoinsShape:
         self.listings: Versioned[JoinListing] = Versioned(KEPT_LISTINGS)
 
     def __call__(self, table: str, min_confidence: float, grant: Grant = EVERYTHING) -> JoinListing:
-        version = freshness_version(self.driver, self.database, "warehouse", "query-log")
-        return self.listings.get(version, (table, min_confidence, grant.key), lambda: list_joins(self.driver, self.database, table, min_confidence, grant))
+        return self.listings.get(
+            versions(self.driver, self.database, "warehouse", "query-log"),
+            (table, min_confidence, grant.key),
+            lambda: list_joins(self.driver, self.database, table, min_confidence, grant),
+        )
 
 
 def list_joins(driver: Driver, database: str, table: str, min_confidence: float, grant: Grant = EVERYTHING) -> JoinListing:

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec
 from worker.graph.schema import Label, Rel
-from worker.graph.stamps import version
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -76,8 +76,9 @@ class LinksShape:
     def __call__(self, broken: bool, under: str, grant: Grant) -> LinkListing:
         """Links change only when the documents source applies a change: its stamp keys the
         listings, one per scope and grant."""
-        stamps = version(self.driver, self.database, "documents")
-        return self.listings.get(stamps, (broken, under, grant.key), lambda: list_links(self.driver, self.database, broken, under, grant))
+        return self.listings.get(
+            versions(self.driver, self.database, "documents"), (broken, under, grant.key), lambda: list_links(self.driver, self.database, broken, under, grant)
+        )
 
 
 def render(listing: LinkListing) -> str:

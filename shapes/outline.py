@@ -18,11 +18,11 @@ from pydantic import Field
 
 from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.budget import size
 from shapes.spec.exceptions import NotFound, ShapeError
 from worker.graph.schema import DOCUMENT_LABELS, Label, Rel
-from worker.graph.stamps import version
 
 if TYPE_CHECKING:
     from neo4j import Driver
@@ -255,8 +255,9 @@ class OutlineShape:
         self.outlines: Versioned[Outline] = Versioned(KEPT_OUTLINES)
 
     def __call__(self, uri: str | None, depth: int, grant: Grant) -> Outline:
-        stamps = version(self.driver, self.database, "documents")
-        return self.outlines.get(stamps, (uri, depth, grant.key), lambda: outline(self.driver, self.database, uri, depth, grant))
+        return self.outlines.get(
+            versions(self.driver, self.database, "documents"), (uri, depth, grant.key), lambda: outline(self.driver, self.database, uri, depth, grant)
+        )
 
 
 class OutlineParams(Params):

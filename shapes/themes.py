@@ -22,9 +22,10 @@ from pydantic import AfterValidator, Field, WithJsonSchema
 
 from shapes.access import scope
 from shapes.access.versioned import Versioned
+from shapes.freshness import versions
 from shapes.spec import Params, ShapeSpec
 from shapes.spec.exceptions import NotFound, ShapeError
-from worker.graph import stamps, theme_store
+from worker.graph import theme_store
 from worker.graph.schema import Label, Rel
 from worker.graph.theme_store import THEME_ID_FORM
 from worker.shared.grants import EVERYTHING, Grant
@@ -225,7 +226,7 @@ class ThemesShape:
         return self.levels.get(run["id"], level, lambda: stored_themes(self.driver, self.database, run["seq"], level))
 
     def _sized(self, grant: Grant, run: dict | None, level: int) -> Sized:
-        version = (run and run["id"], stamps.version(self.driver, self.database, "documents"))
+        version = (run and run["id"], versions(self.driver, self.database, "documents"))
         return self.sizes.get(version, (grant.key, level), lambda: granted_sizes(self.driver, self.database, grant, run, level))
 
 

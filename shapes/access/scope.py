@@ -36,11 +36,12 @@ LIBRARY_NAMES = f"MATCH (l:{Label.LIBRARY}) RETURN l.uri AS name"
 
 
 def granted_tables(driver: Driver, database: str, grant: Grant) -> frozenset[str] | None:
-    """The ids of the tables the grant sees (`Grant.sees_table` on each table the graph holds);
-    None for a grant that sees every table."""
+    """The ids of the tables the grant sees (`Grant.sees_table` on each table the graph holds),
+    folded as that rule folds them (`lower()`), so a check compares a query's tables without
+    folding every id again; None for a grant that sees every table."""
     if grant.everything:
         return None
-    return frozenset(row["id"] for row in driver.execute_query(TABLE_IDS, database_=database).records if grant.sees_table(row["id"]))
+    return frozenset(row["id"].lower() for row in driver.execute_query(TABLE_IDS, database_=database).records if grant.sees_table(row["id"]))
 
 
 def visible_table(table_id: str) -> str:

@@ -31,7 +31,8 @@ OUTSIDE_READERS = re.compile(
 
 def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, grant: Grant, tables: frozenset[str]) -> None:
     """Refuse the query (as `check_query` parsed it) unless every table it reads is one of `tables`
-    (the ids of the tables the graph holds that the grant names)."""
+    (the ids of the tables the graph holds that the grant names, lower-case as `Grant.sees_table`
+    folds them: `scope.granted_tables`)."""
     for function in statement.find_all(exp.Func):
         name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
         if OUTSIDE_READERS.match(name or ""):
@@ -54,8 +55,7 @@ def check_within(statement: exp.Query, dialect: str, catalog: str, schema: str, 
     outside = sorted(name for qualified, name in wanted.items() if not grant.sees_table(qualified))
     if outside:
         raise Denied(f"refused under your grant: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not among your tables")
-    known = {table.lower() for table in tables}  # folded as `Grant.sees_table` folds
-    unknown = sorted(name for qualified, name in wanted.items() if qualified not in known)
+    unknown = sorted(name for qualified, name in wanted.items() if qualified not in tables)
     if unknown:
         raise Denied(f"refused under your grant: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a table of the warehouse")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from functools import cache, cached_property
 from time import perf_counter
@@ -56,8 +55,6 @@ RETURN EXISTS {{ MATCH (:{Label.LIBRARY}) }} AS documents, EXISTS {{ MATCH (:{La
 """
 log = logging.getLogger(__name__)
 KEPT_GRANTS = 64  # grants whose tables are kept for one version of the warehouse
-# The freshness a call is answered at, read once before its shape runs (`Shapes.reading`).
-READING: ContextVar[freshness_shape.Freshness] = ContextVar("reading")
 FEED = "feed"  # the surface of the change feed's re-reads: counted, not audited (the subscriptions they serve are)
 PROBLEM_COUNTS = f"MATCH (p:{Label.PROBLEM}) RETURN p.kind AS kind, count(*) AS n"
 
@@ -159,14 +156,14 @@ class Shapes:
         on its own, would be most of what a grant costs run_sql."""
         if grant.everything:
             return None
-        version = self.reading().stamp("warehouse")
+        version = freshness_shape.versions(self.driver, self.database, "warehouse")
         return self.tables_seen.get(version, grant.key, lambda: scope.granted_tables(self.driver, self.database, grant))
 
     @staticmethod
     def reading() -> freshness_shape.Freshness:
         """The freshness of the call being answered, unrestricted: read before its shape runs (so
         the answer is at least as fresh as it says), once for the answer and whatever it keys."""
-        return READING.get()
+        return freshness_shape.CALL_READING.get()
 
     def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, answered
@@ -209,11 +206,11 @@ class Shapes:
         sid = budget.snapshot_of(cursor) if cursor else ""
         kept = self.snapshots.get(sid, call_key) if sid else None
         reading = self.probe()
-        called = READING.set(reading)
+        called = freshness_shape.CALL_READING.set(reading)
         try:
             whole = spec.run(self, params, grant) if kept is None else kept
         finally:
-            READING.reset(called)
+            freshness_shape.CALL_READING.reset(called)
         freshness = reading.within(grant)
         other = budget.size(freshness)
 
