@@ -62,8 +62,9 @@ class Freshness:
         return (None, None) if found is None else (found.applied_at, found.changes)
 
 
-# The freshness the call being answered is answered at, read once before its shape runs
-# (`Shapes.reading`): the answer says it, and what a shape keeps per version is keyed on it.
+# The freshness the call being answered is answered at, unrestricted, read once before its shape
+# runs (`Shapes._page`, so the answer is at least as fresh as it says): the answer says it, the
+# freshness shape answers it, and what a shape keeps per version is keyed on it.
 CALL_READING: ContextVar[Freshness] = ContextVar("call_reading")
 
 
@@ -155,7 +156,7 @@ SPEC = ShapeSpec(
     guide="Sources are documents, warehouse, glossary and query log; every other answer ends with the same lines.",
     params=FreshnessParams,
     output=Freshness,
-    run=lambda shapes, p, grant: shapes.reading().within(grant),
+    run=lambda shapes, p, grant: CALL_READING.get().within(grant),
     render=render,
     rows=("sources",),
     scoped=True,

@@ -159,12 +159,6 @@ class Shapes:
         version = freshness_shape.versions(self.driver, self.database, "warehouse")
         return self.tables_seen.get(version, grant.key, lambda: scope.granted_tables(self.driver, self.database, grant))
 
-    @staticmethod
-    def reading() -> freshness_shape.Freshness:
-        """The freshness of the call being answered, unrestricted: read before its shape runs (so
-        the answer is at least as fresh as it says), once for the answer and whatever it keys."""
-        return freshness_shape.CALL_READING.get()
-
     def ask(self, name: str, caller: Caller = LOCAL, surface: str = "cli", /, **raw: Any) -> Answer:
         """Shape `name` with parameters from any surface, checked by its spec's model, answered
         within the caller's grant (shapes/access/scope.py), its rows cut to the call's budget (or

@@ -6,9 +6,10 @@ and, for a grant with the `themes-refresh` capability, a button that asks the wo
 
 `/themes` serves the page (opened once with `?token=`, it keeps the token as an HttpOnly cookie),
 `/themes/events` streams the themes shape's JSON, the latest run's changes, the timeline, the
-colours and whether the caller may ask for a run: once when opened, then after each run that moved the themes (heard from the change feed:
-the notification MCP subscribers of `lakegraph://themes` get), `/themes/graph.svg` draws the themes as circles sized by documents,
-joined by lines as thick as their crossover links, the themes the latest run touched ringed.
+colours and whether the caller may ask for a run: once when opened, then after each run that moved
+the themes (heard from the change feed: the notification MCP subscribers of `lakegraph://themes`
+get), `/themes/graph.svg` draws the themes as circles sized by documents, joined by lines as thick
+as their crossover links, the themes the latest run touched ringed.
 """
 
 from __future__ import annotations
