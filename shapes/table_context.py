@@ -1,53 +1,89 @@
 """The table context shape: which tables answer a question, with what an agent needs to query them.
 
-Hybrid retrieval, fused by reciprocal rank (RRF, k=60): full-text over business terms (a table
-is found through a term tagged on it or on one of its columns, even when its own name shares no
-word with the question), full-text over table names and descriptions, and — when an embedder is
-configured — vector search over table and term embeddings. Each returned table carries its
-columns, keys, declared and learned join partners, and tagged terms.
+Hybrid retrieval over the words each table is searched by (worker/warehouse/table_search.py: its
+name and schema, its columns, their descriptions, its business terms, read as words and stemmed
+by Lucene's English analyzer), business terms found by their own text, and vectors of the tables'
+and terms' text (the model lakegraph ships; none with `embeddings.provider = "none"`), fused by
+weighted reciprocal rank. The graph then takes part: the best tables bring the tables they join
+by a declared key or a join learned from the query log (weighted by its confidence), so a
+question naming two or three tables' concepts gets all of them; and how often analysts query a
+table breaks near ties, never more. Each answer says what matched (a name, a column, a term) and
+which tables came by a join, over which key.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from shapes.access.scope import visible_table
-from shapes.search import escape
 from shapes.spec import Params, ShapeSpec, Words
 from shapes.spec.exceptions import NotFound, ShapeError
 from worker.embedding.base import Embedder
 from worker.graph.schema import (
     BUSINESS_TERM_INDEX,
+    EMBEDDING_PROPERTY,
     TABLE_TEXT_INDEX,
     VECTOR_INDEXES,
     Label,
     Rel,
 )
 from worker.shared.grants import EVERYTHING, Grant
+from worker.shared.words import meaningful, stem, words
 
 if TYPE_CHECKING:
     from neo4j import Driver
 
-RRF_K = 60
 CANDIDATES = 20
 MAX_K = 50
-MAX_QUESTION = 1000
+MAX_QUESTION = 4000  # a question with its context pasted in; past it, a clear refusal
+MAX_TABLE_ID = 1000
+# Words of a question sent to the index: each becomes one clause per field, within Lucene's limit.
+MAX_WORDS = 64
 # Within a grant each arm keeps its CANDIDATES best the grant sees. A term reaches several tables,
 # so CANDIDATES terms mostly fill the term arm; the name arm reads from FIRST_DEPTH times as many
 # hits; only when an arm comes back short do both read from GRANTED_DEPTH times as many. An arm
 # that holds CANDIDATES tables the grant sees holds its best: any it missed ranks below them.
 FIRST_DEPTH = 3
 GRANTED_DEPTH = 10
+# A table brought by a join scores at most this share of the table that brought it.
+JOINED_BELOW = 0.99
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the arms are weighed: the defaults are the ones measured best on real questions
+    (tests/benchmarks/table_retrieval.py, which tries the others beside them)."""
+
+    rrf_k: int = 5  # sharp: an arm's first tables count far more than its tenth (60, the usual, measured worse)
+    # Each arm's weight in the fused score, and each field's boost inside the text arm.
+    arms: tuple[tuple[str, float], ...] = (("text", 1.0), ("term", 1.0), ("vector", 1.0), ("term-vector", 0.5))
+    fields: tuple[tuple[str, float], ...] = (("search_name", 3.0), ("search_terms", 2.0), ("description", 1.0), ("search_columns", 1.0), ("search_notes", 0.5))
+    # A table joined to one of the best gets this share of that table's score, times the join's
+    # confidence, never rising above it: the better table brings the lesser.
+    join_share: float = 0.5
+    # A term is near a question from this vector score on (the index's (1 + cosine) / 2: cosine
+    # 0.5): a glossary's few terms are all "nearest" to any question otherwise.
+    term_floor: float = 0.75
+    # At most this share of a table's score comes from how often it is queried (log-scaled to the most queried).
+    usage_share: float = 0.02
+
+    def weight(self, arm: str) -> float:
+        return dict(self.arms).get(arm, 0.0)
+
+
+DEFAULT_RANKING = Ranking()
 
 # The two full-text arms in one round trip, each ranked best first: tables found through a term
-# tagged on them or on one of their columns (with those terms), and by their own name and text.
+# tagged on them or on one of their columns (with those terms), and by their own words.
 BY_TEXT = f"""
 CALL () {{
-  CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $lucene, {{limit: $term_limit}}) YIELD node AS term, score
+  CALL db.index.fulltext.queryNodes('{BUSINESS_TERM_INDEX}', $terms, {{limit: $term_limit}}) YIELD node AS term, score
   MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
   OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
   WITH coalesce(owner, n) AS table, max(score) AS score, collect(DISTINCT term.name) AS via
@@ -68,8 +104,17 @@ CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.TABLE]}', $limit, $vector
 WHERE {visible_table("node.id")}
 RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $keep
 """
+# Within a grant the nearest tables are read among the granted ones alone (the index cannot
+# filter; a narrow grant's tables may all lie past any depth of its nearest): exact, and cheap at
+# catalogue size.
+BY_TABLE_VECTOR_WITHIN = f"""
+MATCH (node:{Label.TABLE}) WHERE node.{EMBEDDING_PROPERTY} IS NOT NULL AND {visible_table("node.id")}
+WITH node, vector.similarity.cosine(node.{EMBEDDING_PROPERTY}, $vector) AS score
+RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $keep
+"""
 BY_TERM_VECTOR = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.BUSINESS_TERM]}', $limit, $vector) YIELD node AS term, score
+WHERE score >= $term_floor
 MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
 OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
 WITH coalesce(owner, n) AS table, max(score) AS score
@@ -77,6 +122,26 @@ WHERE {visible_table("table.id")}
 RETURN table.id AS id, score ORDER BY score DESC, id LIMIT $keep
 """
 VECTOR_INDEX_ONLINE = "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN count(*) AS n"
+# The tables the best ones join, by a declared key or a learned join, with the key; and how
+# often analysts query each candidate (the query log's executions of queries that use it).
+NEIGHBOURS = f"""
+UNWIND $seeds AS seed
+MATCH (t:{Label.TABLE} {{id: seed}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[r:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(o:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(n:{Label.TABLE})
+WHERE n <> t AND {visible_table("n.id")}
+WITH seed, n, c, o, r, CASE type(r) WHEN '{Rel.REFERENCES}' THEN 1.0 ELSE coalesce(r.confidence, 0.0) END AS confidence,
+     coalesce(r.constraint, elementId(r)) AS edge
+ORDER BY confidence DESC, edge, c.name
+WITH seed, n, edge, confidence, type(r) = '{Rel.REFERENCES}' AS declared, collect([c.name, o.name]) AS pairs
+ORDER BY confidence DESC, edge
+WITH seed, n, head(collect({{pairs: pairs, declared: declared, confidence: confidence}})) AS key
+RETURN seed, n.id AS id, key
+"""
+USAGE = f"""
+UNWIND $ids AS id
+MATCH (t:{Label.TABLE} {{id: id}})
+OPTIONAL MATCH (q:{Label.QUERY})-[:{Rel.USES}]->(t)
+RETURN id, coalesce(sum(q.executions), 0) AS executions
+"""
 DETAILS = f"""
 UNWIND $ids AS id
 MATCH (t:{Label.TABLE} {{id: id}}) WHERE {visible_table("t.id")}
@@ -102,9 +167,19 @@ CALL (t) {{
     queries: j.distinct_queries, declared: j.declared}} END) AS learned
 }}
 OPTIONAL MATCH (t)-[:{Rel.TAGGED_WITH}]->(tt:{Label.BUSINESS_TERM})
-RETURN t.id AS id, t.name AS name, t.kind AS kind, t.description AS description, columns,
-       [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
+RETURN t.id AS id, t.name AS name, t.kind AS kind, t.description AS description, t['family'] AS family, t['shards'] AS shards,  // read by key: a graph with no family has no such key yet
+       columns, [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
 """
+
+
+@dataclass(frozen=True)
+class JoinedBy:
+    """How a table came by a join: from which of the best tables, over which columns."""
+
+    table: str
+    on: str  # `work_orders.vin = vehicles.vin`
+    declared: bool
+    confidence: float
 
 
 @dataclass(frozen=True)
@@ -114,12 +189,16 @@ class TableContext:
     kind: str
     description: str | None
     score: float
-    found_by: list[str]  # which retrieval arms ranked it: term, text, vector
+    found_by: list[str]  # which arms ranked it: text, term, vector, term-vector, join
+    matched: list[str]  # what of it the question's words met: `name work orders`, `column vehicles.model`, `term comeback ratio`
     via_terms: list[str]
     terms: list[str]
     columns: list[dict]
     declared_joins: list[dict]
     learned_joins: list[dict]
+    joined_by: JoinedBy | None = None
+    family: str | None = None  # a date-sharded family's pattern (`...ga_sessions_*`), answered by its newest member
+    shards: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,17 +208,44 @@ class TablesResult:
     tables: list[TableContext] = field(default_factory=list)
 
 
+def lucene_query(question_words: list[str], fields: tuple[tuple[str, float], ...]) -> str:
+    """Each word on each field with its boost; the words are letters and digits only (lower-cased,
+    so never an operator): nothing a question holds can break the query."""
+    said = " ".join(question_words)
+    return " ".join(f"{name}:({said})^{boost:g}" for name, boost in fields)
+
+
+def matched(question: str, table_name: str, columns: list[dict], terms: list[str]) -> list[str]:
+    """What of a table the question's words met (by the read side's `stem`): its name, its
+    columns (most words met first, at most three) and its terms."""
+    asked = {stem(word) for word in meaningful(question)}
+
+    def met(text: str) -> int:
+        return len(asked & {stem(word) for word in words(text)})
+
+    found = [f"name {' '.join(words(table_name))}"] if met(table_name) else []
+    hits = sorted((-met(column["name"]), index) for index, column in enumerate(columns) if met(column["name"]))
+    found += [f"column {table_name}.{columns[index]['name']}" for _, index in hits[:3]]
+    found += [f"term {term}" for term in terms if met(term)]
+    return found
+
+
 class TableContextShape:
-    def __init__(self, driver: Driver, database: str, embedder: Embedder | None = None) -> None:
+    def __init__(self, driver: Driver, database: str, embedder: Embedder | None = None, ranking: Ranking = DEFAULT_RANKING) -> None:
         self.driver = driver
         self.database = database
         self.embedder = embedder
+        self.ranking = ranking
+        self._vectors_online = False
 
     def vectors_available(self) -> bool:
+        """An embedder and its index online; once online it stays (a model change restarts the service)."""
         if self.embedder is None:
             return False
-        rows = self.driver.execute_query(VECTOR_INDEX_ONLINE, name=VECTOR_INDEXES[Label.TABLE], database_=self.database).records
-        return rows[0]["n"] == 1
+        if not self._vectors_online:
+            rows = self.driver.execute_query(VECTOR_INDEX_ONLINE, name=VECTOR_INDEXES[Label.TABLE], database_=self.database).records
+            self._vectors_online = rows[0]["n"] == 1
+        return self._vectors_online
 
     def __call__(self, question: str, k: int = 5, partners: int = 8, grant: Grant = EVERYTHING) -> TablesResult:
         """The k tables the grant sees that best answer `question`.
@@ -150,38 +256,82 @@ class TableContextShape:
             raise ShapeError(f"question too long (at most {MAX_QUESTION} characters)")
         if not 1 <= k <= MAX_K:
             raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
-        lucene = " OR ".join(escape(word) for word in question.split())
-        rankings: dict[str, list[str]] = {}
-        scope, limit = {**grant.cypher(), "keep": CANDIDATES}, CANDIDATES if grant.everything else CANDIDATES * FIRST_DEPTH
-        found = self._run(BY_TEXT, lucene=lucene, term_limit=CANDIDATES, limit=limit, **scope)[0]
-        if not grant.everything and min(len(found["by_term"]), len(found["by_table"])) < CANDIDATES:
-            limit = CANDIDATES * GRANTED_DEPTH
-            found = self._run(BY_TEXT, lucene=lucene, term_limit=limit, limit=limit, **scope)[0]
-        rankings["term"] = [row["id"] for row in found["by_term"]]
-        via = {row["id"]: row["via"] for row in found["by_term"]}
-        rankings["text"] = found["by_table"]
-        if self.vectors_available():
-            assert self.embedder is not None
-            vector = self.embedder.embed([question])[0]
-            rankings["vector"] = [row["id"] for row in self._run(BY_TABLE_VECTOR, vector=vector, limit=limit, **scope)]
-            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=limit, **scope)]
+        rankings, via = self._rankings(question, k, grant)
         fused: dict[str, float] = defaultdict(float)
         arms: dict[str, list[str]] = defaultdict(list)
         for arm, ids in rankings.items():
             for rank, table_id in enumerate(dict.fromkeys(ids)):
-                fused[table_id] += 1.0 / (RRF_K + rank + 1)
+                fused[table_id] += self.ranking.weight(arm) / (self.ranking.rrf_k + rank + 1)
                 arms[table_id].append(arm)
+        joined = self._joined(fused, k, grant)
+        for table_id, (share, _) in joined.items():
+            fused[table_id] += share
+            arms[table_id].append("join")
+        self._weigh_usage(fused)
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
-        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, **scope)}
+        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, **grant.cypher())}
         contexts = [
-            self._context(table_id, row, round(fused[table_id], 5), arms[table_id], via.get(table_id, []))
+            self._context(table_id, row, round(fused[table_id], 5), arms[table_id], via.get(table_id, []), question, joined.get(table_id, (0.0, None))[1])
             for table_id in best
             if (row := details.get(table_id)) is not None
         ]
-        return TablesResult(question, list(rankings), contexts)
+        return TablesResult(question, [*rankings, *(["join"] if joined else [])], contexts)
+
+    def _rankings(self, question: str, k: int, grant: Grant) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """Each arm's tables, best first, and the terms each table was found through. The
+        question is embedded while the full-text arms run (numpy and Bolt both let go of the GIL)."""
+        keep = max(CANDIDATES, 2 * k)
+        scope = {**grant.cypher(), "keep": keep}
+        limit = keep if grant.everything else keep * FIRST_DEPTH
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            text = worker.submit(self._text_arms, meaningful(question)[:MAX_WORDS], keep, limit, grant, scope)
+            vector = self.embedder.embed([question])[0] if self.vectors_available() and self.embedder is not None else None
+            rankings, via = text.result()
+        if vector is not None:
+            nearest = BY_TABLE_VECTOR if grant.everything else BY_TABLE_VECTOR_WITHIN
+            rankings["vector"] = [row["id"] for row in self._run(nearest, vector=vector, limit=limit, **scope)]
+            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=limit, term_floor=self.ranking.term_floor, **scope)]
+        return rankings, via
+
+    def _text_arms(self, asked: list[str], keep: int, limit: int, grant: Grant, scope: dict) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """The full-text arms' tables and the terms each was found through; none for a question
+        with no word of meaning (only stop words or punctuation)."""
+        if not asked:
+            return {}, {}
+        lucene = lucene_query(asked, self.ranking.fields)
+        terms = " ".join(asked)
+        found = self._run(BY_TEXT, lucene=lucene, terms=terms, term_limit=keep, limit=limit, **scope)[0]
+        if not grant.everything and min(len(found["by_term"]), len(found["by_table"])) < keep:
+            limit = keep * GRANTED_DEPTH
+            found = self._run(BY_TEXT, lucene=lucene, terms=terms, term_limit=limit, limit=limit, **scope)[0]
+        return {"text": found["by_table"], "term": [row["id"] for row in found["by_term"]]}, {row["id"]: row["via"] for row in found["by_term"]}
+
+    def _joined(self, fused: dict[str, float], k: int, grant: Grant) -> dict[str, tuple[float, JoinedBy]]:
+        """The score each table gains from a join to a better one among the k best (the best such
+        join, its whole key), and that join. A table never rises above the one that brought it."""
+        seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
+        joined: dict[str, tuple[float, JoinedBy]] = {}
+        for row in self._run(NEIGHBOURS, seeds=seeds, **grant.cypher()):
+            seed, key, own = row["seed"], row["key"], fused.get(row["id"], 0.0)
+            gain = min(fused[seed] * self.ranking.join_share * key["confidence"], fused[seed] * JOINED_BELOW - own)
+            if gain > joined.get(row["id"], (0.0, None))[0]:
+                seed_name, table_name = seed.rsplit(".", 1)[-1], row["id"].rsplit(".", 1)[-1]
+                on = " AND ".join(f"{seed_name}.{column} = {table_name}.{other}" for column, other in key["pairs"])
+                joined[row["id"]] = (gain, JoinedBy(seed, on, key["declared"], round(key["confidence"], 4)))
+        return joined
+
+    def _weigh_usage(self, fused: dict[str, float]) -> None:
+        """Scale each score by up to `usage_share` for how often analysts query the table."""
+        usage = {row["id"]: row["executions"] for row in self._run(USAGE, ids=list(fused))}
+        most = max(usage.values(), default=0)
+        if most:
+            for table_id, executions in usage.items():
+                fused[table_id] *= 1 + self.ranking.usage_share * math.log1p(executions) / math.log1p(most)
 
     @staticmethod
-    def _context(table_id: str, row: Any, score: float, found_by: list[str], via: list[str]) -> TableContext:
+    def _context(
+        table_id: str, row: Any, score: float, found_by: list[str], via: list[str], question: str = "", joined: JoinedBy | None = None
+    ) -> TableContext:
         return TableContext(
             id=table_id,
             name=row["name"],
@@ -189,11 +339,15 @@ class TableContextShape:
             description=row["description"],
             score=score,
             found_by=found_by,
+            matched=matched(question, row["name"], row["columns"], sorted(row["terms"])) if question else [],
             via_terms=via,
             terms=sorted(row["terms"]),
             columns=row["columns"],
             declared_joins=row["declared"],
             learned_joins=row["learned"],
+            joined_by=joined,
+            family=row["family"],
+            shards=row["shards"],
         )
 
     def one(self, table_id: str, partners: int = 8, grant: Grant = EVERYTHING) -> TablesResult:
@@ -214,6 +368,13 @@ def render(result: TablesResult) -> str:
     for table in result.tables:
         found = ", ".join(table.found_by) + (f"; via term {', '.join(table.via_terms)}" if table.via_terms else "")
         lines.append(f"\n{table.id}  [{table.kind.lower()}]" + ("" if by_id else f"  score {table.score:.4f}  (found by {found})"))
+        if table.family:
+            lines.append(f"  one of {table.shards} date shards: query them as {table.family}")
+        if table.matched:
+            lines.append(f"  matched: {'; '.join(table.matched)}")
+        if table.joined_by:
+            how = "declared key" if table.joined_by.declared else f"learned join, confidence {table.joined_by.confidence:.2f}"
+            lines.append(f"  joins {table.joined_by.table} on {table.joined_by.on}  ({how}: join_path gives the path)")
         if table.description:
             lines.append(f"  {table.description}")
         if table.terms:
@@ -236,18 +397,24 @@ def render(result: TablesResult) -> str:
 
 
 class TableContextParams(Params):
-    question: Words = Field(description="What data you need, in words: 'comeback ratio by model'", max_length=MAX_QUESTION)
+    question: Words = Field(
+        description="What data you need, in your own words — a full sentence works: 'how many work orders per vehicle model'", max_length=MAX_QUESTION
+    )
     k: int = Field(5, ge=1, le=MAX_K, description="Tables to return")
 
 
 class TableParams(Params):
-    table: Words = Field(description="A table's id as table_context, join_path or joins gave it: warehouse.service.work_orders", max_length=MAX_QUESTION)
+    table: Words = Field(description="A table's id as table_context, join_path or joins gave it: warehouse.service.work_orders", max_length=MAX_TABLE_ID)
 
 
 SPEC = ShapeSpec(
     name="table_context",
-    purpose="The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
-    guide="Business terms, names and descriptions, and vectors when configured, fused by rank; then join_path and run_sql.",
+    purpose="The warehouse tables that answer a question asked in plain words, with columns, keys, real join partners and tagged terms.",
+    guide=(
+        "Ask as you would ask an analyst (a full sentence works). Tables are found by their names, columns, descriptions, "
+        "business terms and vectors, fused by rank, plus the tables the best ones join; each says what matched and which "
+        "came by a join, over which key. Then join_path and run_sql."
+    ),
     params=TableContextParams,
     output=TablesResult,
     refers={"id": "table"},

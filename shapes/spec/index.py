@@ -50,7 +50,7 @@ SHAPES: dict[str, Entry] = {
     "table_context": Entry(
         "table-context",
         "shapes.table_context:SPEC",
-        "The warehouse tables that answer a question, with columns, keys, real join partners and tagged terms.",
+        "The warehouse tables that answer a question asked in plain words, with columns, keys, real join partners and tagged terms.",
     ),
     "table": Entry(
         "table",

@@ -302,6 +302,30 @@ def test_an_edit_naming_a_code_is_bridged_live(demo: Demo) -> None:
         print(f"\nedit {attempt + 1}: searchable and bridged in {seconds * 1000:.0f} ms; the line removed, unbridged in {removed * 1000:.0f} ms")
 
 
+def test_an_analysts_own_words_find_the_tables(demo: Demo) -> None:
+    """Questions as an analyst says them, not as the tables are named: each finds every table it
+    needs in the first five (the default), says which columns matched, and which table came by a join."""
+
+    async def steps(agent: Agent) -> dict:
+        return {
+            question: await agent("table_context", question=question)
+            for question in ("how many work orders per vehicle model", "which parts came back most", "work orders per vehicle model")
+        }
+
+    found = journey(demo, steps)
+    for question, needed in (
+        ("how many work orders per vehicle model", {"work_orders", "vehicles"}),
+        ("work orders per vehicle model", {"work_orders", "vehicles"}),
+        ("which parts came back most", {"parts", "work_order_parts", "work_orders"}),
+    ):
+        tables = {table["name"]: table for table in found[question]["tables"]}
+        assert needed <= set(tables), (question, list(tables))
+    vehicles = {table["name"]: table for table in found["how many work orders per vehicle model"]["tables"]}["vehicles"]
+    assert "column vehicles.model" in vehicles["matched"]
+    came_back = found["which parts came back most"]["tables"]
+    assert any(table["joined_by"] for table in came_back), came_back  # a table the best ones join, and over which key
+
+
 def test_a_second_start_reuses_the_dataset_and_is_faster(demo: Demo) -> None:
     first = demo.ready_seconds
     stop_demo(demo)

