@@ -17,6 +17,7 @@ import math
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -39,7 +40,7 @@ from worker.shared.words import meaningful, stem, words
 if TYPE_CHECKING:
     from neo4j import Driver
 
-CANDIDATES = 20
+CANDIDATES = 50  # each arm's depth: fused by rank, tables deep in two arms add up (20 measured 7 points worse at 5)
 MAX_K = 50
 MAX_QUESTION = 4000  # a question with its context pasted in; past it, a clear refusal
 MAX_TABLE_ID = 1000
@@ -102,7 +103,8 @@ RETURN by_term, by_table
 BY_TABLE_VECTOR = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.TABLE]}', $limit, $vector) YIELD node, score
 WHERE {visible_table("node.id")}
-RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $keep
+WITH node, score ORDER BY score DESC, node.id LIMIT $keep
+RETURN collect(node.id) AS ids
 """
 # Within a grant the nearest tables are read among the granted ones alone (the index cannot
 # filter; a narrow grant's tables may all lie past any depth of its nearest): exact, and cheap at
@@ -110,7 +112,8 @@ RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $keep
 BY_TABLE_VECTOR_WITHIN = f"""
 MATCH (node:{Label.TABLE}) WHERE node.{EMBEDDING_PROPERTY} IS NOT NULL AND {visible_table("node.id")}
 WITH node, vector.similarity.cosine(node.{EMBEDDING_PROPERTY}, $vector) AS score
-RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $keep
+ORDER BY score DESC, node.id LIMIT $keep
+RETURN collect(node.id) AS ids
 """
 BY_TERM_VECTOR = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEXES[Label.BUSINESS_TERM]}', $limit, $vector) YIELD node AS term, score
@@ -119,28 +122,47 @@ MATCH (n)-[:{Rel.TAGGED_WITH}]->(term)
 OPTIONAL MATCH (owner:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(n)
 WITH coalesce(owner, n) AS table, max(score) AS score
 WHERE {visible_table("table.id")}
-RETURN table.id AS id, score ORDER BY score DESC, id LIMIT $keep
+WITH table, score ORDER BY score DESC, table.id LIMIT $keep
+RETURN collect(table.id) AS ids
 """
+# Both vector arms in one round trip: the nearest tables (through the index, or among the
+# granted ones) and the tables of the nearest terms.
+BY_VECTOR = """
+CALL () {{ {tables} }}
+WITH ids AS by_table
+CALL () {{ {terms} }}
+RETURN by_table, ids AS by_term
+"""
+BY_VECTOR_EVERYWHERE = BY_VECTOR.format(tables=BY_TABLE_VECTOR, terms=BY_TERM_VECTOR)
+BY_VECTOR_WITHIN = BY_VECTOR.format(tables=BY_TABLE_VECTOR_WITHIN, terms=BY_TERM_VECTOR)
 VECTOR_INDEX_ONLINE = "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN count(*) AS n"
 # The tables the best ones join, by a declared key or a learned join, with the key; and how
 # often analysts query each candidate (the query log's executions of queries that use it).
-NEIGHBOURS = f"""
-UNWIND $seeds AS seed
-MATCH (t:{Label.TABLE} {{id: seed}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[r:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(o:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(n:{Label.TABLE})
-WHERE n <> t AND {visible_table("n.id")}
-WITH seed, n, c, o, r, CASE type(r) WHEN '{Rel.REFERENCES}' THEN 1.0 ELSE coalesce(r.confidence, 0.0) END AS confidence,
-     coalesce(r.constraint, elementId(r)) AS edge
-ORDER BY confidence DESC, edge, c.name
-WITH seed, n, edge, confidence, type(r) = '{Rel.REFERENCES}' AS declared, collect([c.name, o.name]) AS pairs
-ORDER BY confidence DESC, edge
-WITH seed, n, head(collect({{pairs: pairs, declared: declared, confidence: confidence}})) AS key
-RETURN seed, n.id AS id, key
-"""
-USAGE = f"""
-UNWIND $ids AS id
-MATCH (t:{Label.TABLE} {{id: id}})
-OPTIONAL MATCH (q:{Label.QUERY})-[:{Rel.USES}]->(t)
-RETURN id, coalesce(sum(q.executions), 0) AS executions
+# The graph's part, in one round trip: the tables the best ones join (by a declared key or a
+# learned join, with the whole key of the best such edge), and how often analysts query each
+# candidate and each such table (the executions of the queries that use it).
+FROM_GRAPH = f"""
+CALL () {{
+  UNWIND $seeds AS seed
+  MATCH (t:{Label.TABLE} {{id: seed}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[r:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(o:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(n:{Label.TABLE})
+  WHERE n <> t AND {visible_table("n.id")}
+  WITH seed, n, c, o, r, CASE type(r) WHEN '{Rel.REFERENCES}' THEN 1.0 ELSE coalesce(r.confidence, 0.0) END AS confidence,
+       coalesce(r.constraint, elementId(r)) AS edge
+  ORDER BY confidence DESC, edge, c.name
+  WITH seed, n, edge, confidence, type(r) = '{Rel.REFERENCES}' AS declared, collect([c.name, o.name]) AS pairs
+  ORDER BY confidence DESC, edge
+  WITH seed, n, head(collect({{pairs: pairs, declared: declared, confidence: confidence}})) AS key
+  RETURN collect({{seed: seed, id: n.id, key: key}}) AS neighbours
+}}
+CALL (neighbours) {{
+  UNWIND $ids + [x IN neighbours | x.id] AS id
+  WITH DISTINCT id
+  MATCH (t:{Label.TABLE} {{id: id}})
+  OPTIONAL MATCH (q:{Label.QUERY})-[:{Rel.USES}]->(t)
+  WITH id, coalesce(sum(q.executions), 0) AS executions
+  RETURN collect([id, executions]) AS usage
+}}
+RETURN neighbours, usage
 """
 DETAILS = f"""
 UNWIND $ids AS id
@@ -215,13 +237,19 @@ def lucene_query(question_words: list[str], fields: tuple[tuple[str, float], ...
     return " ".join(f"{name}:({said})^{boost:g}" for name, boost in fields)
 
 
+@lru_cache(maxsize=65_536)
+def stems(text: str) -> frozenset[str]:
+    """A name's stemmed words, kept: the same column names come back in answer after answer."""
+    return frozenset(stem(word) for word in words(text))
+
+
 def matched(question: str, table_name: str, columns: list[dict], terms: list[str]) -> list[str]:
     """What of a table the question's words met (by the read side's `stem`): its name, its
     columns (most words met first, at most three) and its terms."""
     asked = {stem(word) for word in meaningful(question)}
 
     def met(text: str) -> int:
-        return len(asked & {stem(word) for word in words(text)})
+        return len(asked & stems(text))
 
     found = [f"name {' '.join(words(table_name))}"] if met(table_name) else []
     hits = sorted((-met(column["name"]), index) for index, column in enumerate(columns) if met(column["name"]))
@@ -263,11 +291,13 @@ class TableContextShape:
             for rank, table_id in enumerate(dict.fromkeys(ids)):
                 fused[table_id] += self.ranking.weight(arm) / (self.ranking.rrf_k + rank + 1)
                 arms[table_id].append(arm)
-        joined = self._joined(fused, k, grant)
+        seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
+        graph = self._run(FROM_GRAPH, seeds=seeds, ids=list(fused), **grant.cypher())[0]
+        joined = self._joined(fused, graph["neighbours"])
         for table_id, (share, _) in joined.items():
             fused[table_id] += share
             arms[table_id].append("join")
-        self._weigh_usage(fused)
+        self._weigh_usage(fused, dict(graph["usage"]))
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
         details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, **grant.cypher())}
         contexts = [
@@ -288,9 +318,9 @@ class TableContextShape:
             vector = self.embedder.embed([question])[0] if self.vectors_available() and self.embedder is not None else None
             rankings, via = text.result()
         if vector is not None:
-            nearest = BY_TABLE_VECTOR if grant.everything else BY_TABLE_VECTOR_WITHIN
-            rankings["vector"] = [row["id"] for row in self._run(nearest, vector=vector, limit=limit, **scope)]
-            rankings["term-vector"] = [row["id"] for row in self._run(BY_TERM_VECTOR, vector=vector, limit=limit, term_floor=self.ranking.term_floor, **scope)]
+            query = BY_VECTOR_EVERYWHERE if grant.everything else BY_VECTOR_WITHIN
+            found = self._run(query, vector=vector, limit=limit, term_floor=self.ranking.term_floor, **scope)[0]
+            rankings["vector"], rankings["term-vector"] = found["by_table"], found["by_term"]
         return rankings, via
 
     def _text_arms(self, asked: list[str], keep: int, limit: int, grant: Grant, scope: dict) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -306,12 +336,11 @@ class TableContextShape:
             found = self._run(BY_TEXT, lucene=lucene, terms=terms, term_limit=limit, limit=limit, **scope)[0]
         return {"text": found["by_table"], "term": [row["id"] for row in found["by_term"]]}, {row["id"]: row["via"] for row in found["by_term"]}
 
-    def _joined(self, fused: dict[str, float], k: int, grant: Grant) -> dict[str, tuple[float, JoinedBy]]:
-        """The score each table gains from a join to a better one among the k best (the best such
+    def _joined(self, fused: dict[str, float], neighbours: list[dict]) -> dict[str, tuple[float, JoinedBy]]:
+        """The score each table gains from a join to a better one among the best (the best such
         join, its whole key), and that join. A table never rises above the one that brought it."""
-        seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
         joined: dict[str, tuple[float, JoinedBy]] = {}
-        for row in self._run(NEIGHBOURS, seeds=seeds, **grant.cypher()):
+        for row in neighbours:
             seed, key, own = row["seed"], row["key"], fused.get(row["id"], 0.0)
             gain = min(fused[seed] * self.ranking.join_share * key["confidence"], fused[seed] * JOINED_BELOW - own)
             if gain > joined.get(row["id"], (0.0, None))[0]:
@@ -320,13 +349,12 @@ class TableContextShape:
                 joined[row["id"]] = (gain, JoinedBy(seed, on, key["declared"], round(key["confidence"], 4)))
         return joined
 
-    def _weigh_usage(self, fused: dict[str, float]) -> None:
+    def _weigh_usage(self, fused: dict[str, float], usage: dict[str, int]) -> None:
         """Scale each score by up to `usage_share` for how often analysts query the table."""
-        usage = {row["id"]: row["executions"] for row in self._run(USAGE, ids=list(fused))}
-        most = max(usage.values(), default=0)
+        most = max((usage.get(table_id, 0) for table_id in fused), default=0)
         if most:
-            for table_id, executions in usage.items():
-                fused[table_id] *= 1 + self.ranking.usage_share * math.log1p(executions) / math.log1p(most)
+            for table_id in fused:
+                fused[table_id] *= 1 + self.ranking.usage_share * math.log1p(usage.get(table_id, 0)) / math.log1p(most)
 
     @staticmethod
     def _context(

@@ -16,6 +16,7 @@ from shapes.schema import counts_query
 from shapes.serving.identity import Caller
 from shapes.serving.service import Shapes
 from shapes.spec.exceptions import ShapeError
+from shapes.table_context import JoinedBy
 from tests import lakehouse
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump
@@ -59,6 +60,50 @@ def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
 def test_table_text_arm_finds_tables_by_description(shapes: Shapes) -> None:
     ids = [table.id for table in shapes.ask("table_context", question="diagnostic trouble code", k=3).result.tables]
     assert ids[0] == "warehouse.service.fault_codes"
+
+
+def test_a_full_sentence_finds_every_table_it_names_and_says_why(shapes: Shapes) -> None:
+    """Identifiers split and word forms folded ("work orders", "vehicle" meet work_orders and
+    vehicles); the answer names the columns that matched and the key a joined table came by."""
+    answer = shapes.ask("table_context", question="How many work orders were opened per vehicle model?", k=3)
+    tables = {table.name: table for table in answer.result.tables}
+    assert {"work_orders", "vehicles"} <= set(tables)
+    assert "column vehicles.model" in tables["vehicles"].matched and "name work orders" in tables["work_orders"].matched
+    [parts, fitted, orders] = shapes.ask("table_context", question="which revision of a part was fitted", k=3).result.tables
+    assert (parts.name, fitted.name, orders.name) == ("parts", "work_order_parts", "work_orders")
+    assert fitted.joined_by == JoinedBy(
+        "warehouse.service.parts", "parts.part_no = work_order_parts.part_no AND parts.revision = work_order_parts.revision", True, 1.0
+    )
+    assert orders.found_by == ["vector", "join"] and orders.joined_by is not None  # no word of it asked: here by the key alone
+    assert orders.joined_by.on == "work_order_parts.work_order_id = work_orders.id"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        'AND OR * ~ "',
+        "what is the of and or",
+        "title:work^3 AND (orders~2 OR \\vehicles)",
+        "車両モデルごとの作業指示の数",
+        "Wie viele Werkstattaufträge pro Fahrzeugmodell?",
+        "work_orders.vin = vehicles.vin",
+        "x" * 4000,
+    ],
+)
+def test_any_question_gets_tables_never_an_index_error(shapes: Shapes, question: str) -> None:
+    """Lucene syntax, stop words alone, other languages and scripts, code: the words go to the
+    index as plain words, and the vectors answer where no word of the question is indexed."""
+    assert shapes.ask("table_context", question=question).result.tables
+
+
+@pytest.mark.parametrize(
+    ("question", "reason"), [("   ", "question: should hold more than spaces"), ("orders " * 10_000, "question: .*at most 4000 characters")]
+)
+def test_an_empty_or_huge_question_is_refused_naming_the_limit(shapes: Shapes, question: str, reason: str) -> None:
+    with pytest.raises(ShapeError, match=reason):
+        shapes.ask("table_context", question=question)
+    with pytest.raises(ShapeError, match="empty question" if not question.strip() else "at most 4000 characters"):
+        shapes.table_context(question)  # the shape's own guard, for a caller that skips the parameters
 
 
 def test_join_paths_prefer_declared_keys_and_give_on_clauses(shapes: Shapes) -> None:
