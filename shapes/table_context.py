@@ -110,8 +110,9 @@ RETURN collect(node.id) AS ids
 # filter; a narrow grant's tables may all lie past any depth of its nearest): exact, and cheap at
 # catalogue size.
 BY_TABLE_VECTOR_WITHIN = f"""
-MATCH (node:{Label.TABLE}) WHERE node.{EMBEDDING_PROPERTY} IS NOT NULL AND {visible_table("node.id")}
-WITH node, vector.similarity.cosine(node.{EMBEDDING_PROPERTY}, $vector) AS score
+MATCH (node:{Label.TABLE}) WHERE {visible_table("node.id")}
+WITH node, node.{EMBEDDING_PROPERTY} AS embedding WHERE embedding IS NOT NULL
+WITH node, vector.similarity.cosine(embedding, $vector) AS score
 ORDER BY score DESC, node.id LIMIT $keep
 RETURN collect(node.id) AS ids
 """

@@ -13,6 +13,7 @@ from pathlib import Path
 
 CORPORA = Path(os.environ.get("CORPORA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "corpora")
 POWERSHELL_ARCHIVE = CORPORA / "powershell-docs.tar.gz"
+SPIDER2_ARCHIVE = CORPORA / "spider2-lite.tar.gz"
 PDF_SAMPLES = CORPORA / "pdf-samples"
 OFFICE_SAMPLES = CORPORA / "office-samples"
 WHERE = (
@@ -27,10 +28,20 @@ def present() -> bool:
     return POWERSHELL_ARCHIVE.is_file() and PDF_SAMPLES.is_dir() and OFFICE_SAMPLES.is_dir()
 
 
+def unpack(archive_path: Path, folder: str, into: Path) -> Path:
+    """One of the corpora's archives unpacked under `into`; returns its root folder."""
+    if not archive_path.is_file():
+        raise FileNotFoundError(f"the real corpus is missing: {archive_path} (shared/corpora beside the checkout)")
+    with tarfile.open(archive_path) as archive:
+        archive.extractall(into, filter="data")
+    return into / folder
+
+
 def unpack_powershell_docs(into: Path) -> Path:
     """3,088 real DocFX Markdown pages, unpacked under `into`; returns the estate's root folder."""
-    if not POWERSHELL_ARCHIVE.is_file():
-        raise FileNotFoundError(f"the real Markdown corpus is missing: {POWERSHELL_ARCHIVE} (shared/corpora beside the checkout)")
-    with tarfile.open(POWERSHELL_ARCHIVE) as archive:
-        archive.extractall(into, filter="data")
-    return into / "powershell-docs"
+    return unpack(POWERSHELL_ARCHIVE, "powershell-docs", into)
+
+
+def unpack_spider2_lite(into: Path) -> Path:
+    """Spider 2.0-lite's questions, gold SQL and schemas, unpacked under `into`; returns its root folder."""
+    return unpack(SPIDER2_ARCHIVE, "spider2-lite", into)

@@ -27,7 +27,6 @@ import math
 import os
 import re
 import subprocess
-import tarfile
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -41,7 +40,7 @@ from sqlglot import exp
 
 from shapes.table_context import DEFAULT_RANKING, SPEC, Ranking, TableContextShape
 from tests.benchmarks.stats import percentile
-from tests.corpora import CORPORA
+from tests.corpora import unpack_spider2_lite
 from tests.helpers import LAKEGRAPH
 from worker.embedding.factory import embedder
 from worker.graph.connection import connect
@@ -56,7 +55,6 @@ from worker.warehouse.schema_snapshot import ColumnInfo, Snapshot, TableInfo
 from worker.warehouse.table_search import TableSearchRefresher
 from worker.warehouse.writer import MetadataWriter
 
-ARCHIVE = CORPORA / "spider2-lite.tar.gz"
 ENGINES = ("bigquery", "snowflake", "sqlite")
 DIALECTS = {"bigquery": "bigquery", "snowflake": "snowflake", "sqlite": "sqlite"}
 KS = (1, 3, 5, 10)
@@ -85,14 +83,6 @@ class Catalogue:
 
 def graph_id(engine: str, database: str, name: str) -> str:
     return f"{database}.main.{name}" if engine == "sqlite" else name
-
-
-def unpack(into: Path) -> Path:
-    if not ARCHIVE.is_file():
-        raise SystemExit(f"the Spider 2.0-lite corpus is missing: {ARCHIVE}")
-    with tarfile.open(ARCHIVE) as archive:
-        archive.extractall(into, filter="data")
-    return into / "spider2-lite"
 
 
 def catalogues(root: Path) -> dict[str, Catalogue]:
@@ -301,7 +291,7 @@ def over_http(settings: Settings, neo4j: LocalNeo4j, asked: list[Question]) -> N
     )
     server = subprocess.Popen([LAKEGRAPH, "serve", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        base = (server.stdout.readline() if server.stdout else "").split()[1].removesuffix("/mcp")
+        base = (server.stdout.readline() if server.stdout else "").split()[2].removesuffix("/v1/...")  # HTTP API  http://host:port/v1/...
         token = (settings.state_path / "serve" / "token").read_text().strip()
         with httpx2.Client(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
 
@@ -334,7 +324,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lakegraph-tables-bench-"))
-    root = unpack(work)
+    root = unpack_spider2_lite(work)
     pools = catalogues(root)
     asked, unresolved = questions(root, pools)
     print(f"{len(asked)} questions with gold tables; gold names matching no table: {dict(unresolved)}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from worker.exceptions import LakegraphError
 
@@ -88,20 +89,19 @@ class BertEmbedder:
         self.tokenizer.enable_truncation(min(self.config.max_seq_length, MAX_TOKENS))
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.batch_size = batch_size
+        self.blas = ThreadpoolController()  # found once: looking the libraries up costs 0.3 ms a call
         self.name = f"bert:{folder.name if folder.name != 'model' else folder.parent.name}"
         self.dimensions = self.config.hidden_size
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Batches of texts of like length (sorted by it), so short texts are not padded to a long
-        one's size. A load's batches keep BLAS on one thread: its threads cost more than they give
-        on these small matrices beside a busy graph (256 short texts: 1.9 s instead of 4.3 s), and
-        the other cores stay free. One text (a question, waited for) takes every core: a 60-token
-        question in 19 ms instead of 25."""
-        from threadpoolctl import threadpool_limits
-
+        one's size. BLAS on one thread: beside a busy core (the graph answering the same question's
+        full-text arms, or loading) its threads spin and cost far more than they give on these
+        small matrices (a question: 10 ms instead of 30-250 ms; 256 short texts: 1.9 s instead of
+        4.3 s), and the other cores stay free for the graph."""
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
         vectors: list[list[float]] = [[] for _ in texts]
-        with threadpool_limits(limits=1 if len(texts) > 1 else None, user_api="blas"):
+        with self.blas.limit(limits=1, user_api="blas"):
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
                 for index, vector in zip(batch, self._embed_batch([texts[index] for index in batch]).tolist(), strict=True):

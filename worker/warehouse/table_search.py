@@ -96,11 +96,11 @@ class TableText:
 
 
 def table_texts(rows: list[Any]) -> list[tuple[Any, TableText]]:
-    """Each table's text; of a date-sharded family (two or more members in one schema) only
-    the newest member is searched, as the family."""
-    families: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    """Each table's text; of a date-sharded family (two or more members) only the newest member
+    is searched, as the family."""
+    families: dict[str, list[Any]] = defaultdict(list)
     for row in rows:
-        families[(row["schema"], family(row["id"]))].append(row)
+        families[family(row["id"])].append(row)
     texts = []
     for members in families.values():
         newest = max(members, key=lambda row: row["id"])
