@@ -316,7 +316,7 @@ class TableContextShape:
         limit = keep if grant.everything else keep * FIRST_DEPTH
         with ThreadPoolExecutor(max_workers=1) as worker:
             text = worker.submit(self._text_arms, meaningful(question)[:MAX_WORDS], keep, limit, grant, scope)
-            vector = self.embedder.embed([question])[0] if self.vectors_available() and self.embedder is not None else None
+            vector = self.embedder.embed_question(question) if self.vectors_available() and self.embedder is not None else None
             rankings, via = text.result()
         if vector is not None:
             query = BY_VECTOR_EVERYWHERE if grant.everything else BY_VECTOR_WITHIN

@@ -101,6 +101,19 @@ def test_the_shipped_model_is_the_default_and_agrees_with_float32(bert_settings:
     assert a @ b > a @ c + 0.2
 
 
+def test_a_question_is_cut_shorter_than_a_stored_text(bert_settings: Settings) -> None:
+    """A question embeds as a stored text does up to 64 word pieces; past them it is cut there."""
+    model = embedder(bert_settings)
+    assert isinstance(model, BertEmbedder)
+    short = "how many work orders per vehicle model"
+    assert np.allclose(model.embed_question(short), model.embed([short])[0], atol=1e-5)
+    long = " ".join(f"word{index}" for index in range(200))
+    kept = model.question_tokenizer.decode(model.question_tokenizer.encode(long).ids)
+    assert len(model.question_tokenizer.encode(long).ids) == 64
+    assert np.allclose(model.embed_question(long), model.embed([kept])[0], atol=1e-4)
+    assert not np.allclose(model.embed_question(long), model.embed([long])[0], atol=1e-3)
+
+
 def test_texts_embed_alike_in_any_batch_order(bert_settings: Settings) -> None:
     """Texts are batched by length: each text's vector is its own, whatever its neighbours."""
     model = embedder(bert_settings)

@@ -12,3 +12,7 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One L2-normalised vector per text, in order."""
         ...
+
+    def embed_question(self, text: str) -> list[float]:
+        """A question's vector, its text cut shorter than a stored text's: it is waited for."""
+        ...
