@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import TEST_HEAP, TEST_PAGECACHE, Neo4jService
 from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
-from worker.graph.schema import SCHEMA
+from worker.graph.schema import SCHEMA, VECTOR_INDEXES
 from worker.runtime.processes import free_port, is_alive
 
 pytestmark = pytest.mark.timeout(300)
@@ -47,9 +47,10 @@ def test_start_status_refuse_second_start_stop(tmp_path: Path) -> None:
         assert_one_line_error(second, "already running", str(tmp_path / "neo4j" / "data"))
 
         init = run_cli("init", env=env)
-        assert init.returncode == 0 and f"{len(SCHEMA)} created" in init.stdout, init.stdout + init.stderr
+        wanted = len(SCHEMA) + len(VECTOR_INDEXES)  # the vector indexes too: embeddings are on by default
+        assert init.returncode == 0 and f"{wanted} created" in init.stdout, init.stdout + init.stderr
         again = run_cli("init", env=env)
-        assert f"0 created, {len(SCHEMA)} already present" in again.stdout
+        assert f"0 created, {wanted} already present" in again.stdout
     finally:
         stopped = run_cli("neo4j", "stop", env=env)
     assert stopped.returncode == 0 and "stopped Neo4j" in stopped.stdout

@@ -87,7 +87,7 @@ TABLE_TEXT_INDEX = "table_full_text_index"
 # A table's words, written by worker/warehouse/table_search.py: its schema and name, its columns,
 # their descriptions, and the business terms tagged on it or its columns. Indexed beside Neocarta's
 # `name` and `description` with Lucene's English analyzer (stop words, Porter stems: "vehicles"
-# meets "vehicle"), chosen by tests/benchmarks/table_retrieval.py over the standard analyzer.
+# meets "vehicle"; the standard analyzer folds no word form).
 TABLE_SEARCH_FIELDS = ("search_name", "search_columns", "search_notes", "search_terms")
 TABLE_TEXT_ANALYZER = "english"
 DEFAULT_ANALYZER = "standard-no-stop-words"  # Neo4j's own default, the other full-text indexes'
@@ -199,7 +199,8 @@ def apply(driver: Driver, database: str, vector_dimensions: int | None = None, a
     With `vector_dimensions` the vector indexes exist at that size (one of another size — the
     model changed — is rebuilt); without, they are dropped, so no tool offers a vector search
     nothing feeds. A full-text index on other properties than declared (an older version's) is
-    rebuilt, as is one with another analyzer: about two minutes at two million sections, during which its shapes are not offered.
+    rebuilt, as is one with another analyzer: about two minutes at two million sections, during
+    which its shapes are not offered.
     """
     sizes = {row["name"]: row["dimensions"] for row in driver.execute_query(VECTOR_SIZES, database_=database).records}
     for name, size in sizes.items():
