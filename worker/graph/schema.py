@@ -87,7 +87,7 @@ TABLE_TEXT_INDEX = "table_full_text_index"
 # A table's words, written by worker/warehouse/table_search.py: its schema and name, its columns,
 # their descriptions, and the business terms tagged on it or its columns. Indexed beside Neocarta's
 # `name` and `description` with Lucene's English analyzer (stop words, Porter stems: "vehicles"
-# meets "vehicle"; the standard analyzer folds no word form).
+# meets "vehicle"), measured over Neo4j's default on Spider 2.0-lite (docs/shapes.md).
 TABLE_SEARCH_FIELDS = ("search_name", "search_columns", "search_notes", "search_terms")
 TABLE_TEXT_ANALYZER = "english"
 DEFAULT_ANALYZER = "standard-no-stop-words"  # Neo4j's own default, the other full-text indexes'
