@@ -289,8 +289,9 @@ class TableContextShape:
         fused: dict[str, float] = defaultdict(float)
         arms: dict[str, list[str]] = defaultdict(list)
         for arm, ids in rankings.items():
+            weight = self.ranking.weight(arm)
             for rank, table_id in enumerate(dict.fromkeys(ids)):
-                fused[table_id] += self.ranking.weight(arm) / (self.ranking.rrf_k + rank + 1)
+                fused[table_id] += weight / (self.ranking.rrf_k + rank + 1)
                 arms[table_id].append(arm)
         seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
         graph = self._run(FROM_GRAPH, seeds=seeds, ids=list(fused), **grant.cypher())[0]
