@@ -1,11 +1,13 @@
-"""Cross-references as data: resolved links, and unresolved ones with the reason (`lakegraph links`)."""
+"""Cross-references as data: resolved links, unresolved ones with the reason, and those that landed
+by a fallback (a moved heading path, punctuation ignored, an anchor gone) with what was done, so an
+author can fix them at the source (`lakegraph links`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
@@ -29,7 +31,7 @@ CALL () {{
 """
 RESOLVED = f"""
 {SOURCES_UNDER}
-MATCH (s)-[l:{Rel.LINKS_TO}]->(t) WHERE {visible("t.uri")}
+MATCH (s)-[l:{Rel.LINKS_TO}]->(t) WHERE {visible("t.uri")} AND (NOT $fallback OR l.anchor_found = false OR l.anchor_note IS NOT NULL)
 RETURN s.uri AS source, t.uri AS target, l.href AS href, l.anchor_found AS anchor_found, l.anchor_note AS note
 ORDER BY source, l.ordinal
 """
@@ -53,15 +55,18 @@ class LinkListing:
     unresolved: int
     rows: list[dict]
     broken: bool
+    fallback: bool = False  # the rows are the resolved links that landed by a fallback
 
 
-def list_links(driver: Driver, database: str, broken: bool, under: str, grant: Grant) -> LinkListing:
+def list_links(driver: Driver, database: str, broken: bool, under: str, grant: Grant, fallback: bool = False) -> LinkListing:
     """The links written at or below `under` by sources the grant sees; a resolved link counts
     and shows only when its target is seen too (a link into a hidden library is not told)."""
     counts = driver.execute_query(COUNTS, under=under, **grant.cypher(), database_=database).records[0]
-    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, **grant.cypher(), database_=database).records
-    # a note (why an anchor ended at its document) only where there is one
-    return LinkListing(counts["resolved"], counts["unresolved"], [{key: value for key, value in row.items() if key != "note" or value} for row in rows], broken)
+    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, fallback=fallback, **grant.cypher(), database_=database).records
+    # a note (how a fallback landed, why an anchor ended at its document) only where there is one
+    return LinkListing(
+        counts["resolved"], counts["unresolved"], [{key: value for key, value in row.items() if key != "note" or value} for row in rows], broken, fallback
+    )
 
 
 class LinksShape:
@@ -73,38 +78,55 @@ class LinksShape:
         self.database = database
         self.listings: Versioned[LinkListing] = Versioned(KEPT_LISTINGS)
 
-    def __call__(self, broken: bool, under: str, grant: Grant) -> LinkListing:
+    def __call__(self, broken: bool, under: str, grant: Grant, fallback: bool = False) -> LinkListing:
         """Links change only when the documents source applies a change: its stamp keys the
         listings, one per scope and grant."""
         return self.listings.get(
-            versions(self.driver, self.database, "documents"), (broken, under, grant.key), lambda: list_links(self.driver, self.database, broken, under, grant)
+            versions(self.driver, self.database, "documents"),
+            (broken, fallback, under, grant.key),
+            lambda: list_links(self.driver, self.database, broken, under, grant, fallback),
         )
 
 
 def render(listing: LinkListing) -> str:
     lines = [f"{listing.resolved} resolved links, {listing.unresolved} unresolved"]
+    if listing.fallback:
+        lines[0] += f"; {len(listing.rows)} landed by a fallback"
     for row in listing.rows:
         if listing.broken:
             lines.append(f"{row['source']}  {row['href']}  ({row['reason']})")
+        elif not row["anchor_found"]:
+            lines.append(f"{row['source']} → {row['target']}  ({row.get('note') or 'anchor not found'}: ends at the document)")
         else:
-            flag = "" if row["anchor_found"] else f"  ({row.get('note') or 'anchor not found'}: ends at the document)"
+            flag = f"  ({row['note']})" if row.get("note") else ""
             lines.append(f"{row['source']} → {row['target']}{flag}")
     return "\n".join(lines)
 
 
 class LinksParams(Params):
     broken: bool = Field(False, description="List the unresolved links with the reason instead of the resolved ones")
+    fallback: bool = Field(
+        False,
+        description="List only the resolved links that landed by a fallback (a moved heading path, punctuation ignored, an anchor gone), to fix at the source",
+    )
     under: str | None = Field(None, description="Only links written at or below this URI")
+
+    @model_validator(mode="after")
+    def _one_listing(self) -> LinksParams:
+        if self.broken and self.fallback:
+            raise ValueError("broken and fallback list different links: ask for one")
+        return self
 
 
 SPEC = ShapeSpec(
     name="links",
-    purpose="Cross-references as data: resolved links, or with broken the unresolved ones and why.",
-    guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document.",
+    purpose="Cross-references as data: resolved links, with broken the unresolved ones and why, with fallback those that landed by a fallback.",
+    guide="Counts of both kinds come first; a resolved link whose anchor is gone ends at the document; "
+    "one that landed by a fallback says how (`path moved: ...`).",
     params=LinksParams,
     output=LinkListing,
     refers={"source": "outline", "target": "outline"},
-    run=lambda shapes, p, grant: shapes.links(p.broken, p.under or "", grant),
+    run=lambda shapes, p, grant: shapes.links(p.broken, p.under or "", grant, p.fallback),
     render=render,
     rows=("rows",),
     needs="documents",

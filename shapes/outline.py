@@ -81,7 +81,7 @@ UNWIND $ids AS id
 MATCH (n) WHERE elementId(n) = id
 CALL (n) {{
   MATCH (n)-[l:{Rel.LINKS_TO}]->(t) WHERE {visible("t.uri")}
-  RETURN 'Link' AS kind, t.uri AS target, CASE WHEN coalesce(t.displayName, '') = '' THEN t.uri ELSE t.displayName END AS label, CASE WHEN l.anchor_found THEN '' ELSE coalesce(l.anchor_note, 'anchor not found') + ': the document' END AS note,
+  RETURN 'Link' AS kind, t.uri AS target, CASE WHEN coalesce(t.displayName, '') = '' THEN t.uri ELSE t.displayName END AS label, CASE WHEN l.anchor_found THEN coalesce(l.anchor_note, '') ELSE coalesce(l.anchor_note, 'anchor not found') + ': the document' END AS note,
          l.ordinal AS ordinal
   UNION ALL
   MATCH (n)-[:{Rel.HAS_UNRESOLVED}]->(u)

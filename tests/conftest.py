@@ -37,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--full"):  # read when the fuzz module is imported, before any test runs
-        os.environ.setdefault("LAKEGRAPH_FUZZ_EXAMPLES", FULL_FUZZ_EXAMPLES)
+        os.environ.setdefault("FUZZ_EXAMPLES", FULL_FUZZ_EXAMPLES)
 
 
 # A test that needs a service gets its marker from the fixture it asks for (`-m "not bigquery"`).

@@ -35,7 +35,7 @@ SHAPES: dict[str, Entry] = {
     "links": Entry(
         "links",
         "shapes.links:SPEC",
-        "Cross-references as data: resolved links, or with broken the unresolved ones and why.",
+        "Cross-references as data: resolved links, with broken the unresolved ones and why, with fallback those that landed by a fallback.",
     ),
     "themes": Entry(
         "themes",

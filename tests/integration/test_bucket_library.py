@@ -6,7 +6,6 @@ redelivered and reordered notifications, poison, and a subscriber killed mid-str
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import signal
@@ -26,6 +25,7 @@ from tests.graph_dump import differences_from_files, dump, wipe
 from tests.helpers import LAKEGRAPH, clean_env, crash, pubsub_topic, run_cli, start_worker
 from worker import problems
 from worker.documents.loader import load
+from worker.documents.source import file_hash
 from worker.documents.sync import DocumentSync
 from worker.graph import schema
 from worker.runtime import redis_server
@@ -186,12 +186,8 @@ class LiveBucket:
 
 
 def expected(bucket: storage.Bucket) -> dict[str, str]:
-    """uri → SHA-256 of every document object, as a fresh load would store it."""
-    return {
-        f"manuals/{blob.name.removesuffix('.md')}": hashlib.sha256(blob.download_as_bytes()).hexdigest()
-        for blob in bucket.list_blobs()
-        if blob.name.endswith(".md")
-    }
+    """uri → the file hash of every document object, as a fresh load would store it."""
+    return {f"manuals/{blob.name.removesuffix('.md')}": file_hash(blob.download_as_bytes()) for blob in bucket.list_blobs() if blob.name.endswith(".md")}
 
 
 def stored(driver: Driver) -> dict[str, str]:

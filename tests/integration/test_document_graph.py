@@ -11,7 +11,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump, wipe
-from tests.helpers import clean_env, run_cli
+from tests.helpers import assert_one_line_error, clean_env, run_cli
 from worker import problems
 from worker.demo.pdf import make_pdf
 from worker.documents.loader import load, reconcile
@@ -229,14 +229,71 @@ def test_a_fragment_written_with_other_punctuation_reaches_its_section(neo4j_ser
     assert found["hvac.md#refrigerant-sub-system-service/a-c-compressor-replacement-procedure"] == (
         "lib/hvac#refrigerant-sub-system-service/ac-compressor-replacement-procedure",
         True,
-        None,
+        "punctuation ignored: #refrigerant-sub-system-service/a-c-compressor-replacement-procedure is "
+        "#refrigerant-sub-system-service/ac-compressor-replacement-procedure",
     )
-    assert found["hvac.md#lost-communication-with-ecm-pcm"] == ("lib/hvac#lost-communication-with-ecmpcm", True, None)
+    assert found["hvac.md#lost-communication-with-ecm-pcm"] == (
+        "lib/hvac#lost-communication-with-ecmpcm",
+        True,
+        "punctuation ignored: #lost-communication-with-ecm-pcm is #lost-communication-with-ecmpcm",
+    )
     assert found["hvac.md#ac-unit"] == ("lib/hvac#ac-unit", True, None)  # exact, though a-c-unit is the same loosely
     target, anchored, note = found["hvac.md#a-c-u-n-i-t"]
     assert (target, anchored) == ("lib/hvac", False) and "matches 2 sections once punctuation is ignored" in note
     listing = run_cli("links", "--under", "lib/bulletin", env=clean_env(**neo4j_service.env()))
     assert "lib/hvac#a-c-unit, lib/hvac#ac-unit: ends at the document" in listing.stdout, listing.stdout
+
+
+def test_a_heading_path_gone_stale_lands_on_the_section_its_last_segment_names(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    """Sections move between parents and old links keep old paths: `#timing-sub-system/variable-valve-
+    timing-solenoid-replacement` lands on the section now at the top level, noted in `links` and
+    `outline`; a last segment several sections answer to stays at the document, naming them; an
+    exact anchor still wins; a fragment of slashes or 10,000 characters never lands on a section it
+    does not name. The note goes when the author fixes the path, and `links --fallback` lists what
+    is left to fix."""
+    root = tmp_path / "lib"
+    write(
+        root,
+        "engine.md",
+        "# Engine\n## Variable Valve Timing Solenoid Replacement\nsteps\n## Cam\n### Inspection\ncam\n## Crank\n### Inspection\ncrank\n"
+        "## Timing Sub-System\n### Chain\nchain\n",
+    )
+    bulletin = (
+        "# Bulletin\n"
+        "[moved](engine.md#engine/timing-sub-system/variable-valve-timing-solenoid-replacement) "
+        "[two](engine.md#timing/inspection) [exact](engine.md#engine/timing-sub-system/chain) "
+        f"[slashes](engine.md#////) [long](engine.md#{'a/' * 5000}) [none](engine.md#timing/nowhere)\n"
+    )
+    write(root, "bulletin.md", bulletin)
+    sync = make_sync(neo4j_service, graph, lib=root)
+    load(sync, workers=1)
+    edges = "MATCH (:Section {uri: 'lib/bulletin#bulletin'})-[l:LINKS_TO]->(t) RETURN l.text AS text, t.uri AS target, l.anchor_found AS found, l.anchor_note AS note"
+    found = {row["text"]: (row["target"], row["found"], row["note"]) for row in graph.execute_query(edges).records}
+    assert found["moved"] == (
+        "lib/engine#engine/variable-valve-timing-solenoid-replacement",
+        True,
+        "path moved: #engine/timing-sub-system/variable-valve-timing-solenoid-replacement is now #engine/variable-valve-timing-solenoid-replacement",
+    )
+    target, anchored, note = found["two"]
+    assert (target, anchored) == ("lib/engine", False) and note.startswith("path moved: #timing/inspection names no section, and #inspection names 2")
+    assert found["exact"] == ("lib/engine#engine/timing-sub-system/chain", True, None)
+    assert found["slashes"][:2] == found["long"][:2] == ("lib/engine", False)
+    assert found["none"] == ("lib/engine", False, None)
+    env = clean_env(**neo4j_service.env())
+    outline = run_cli("outline", "lib/bulletin", env=env)
+    assert "path moved: #engine/timing-sub-system/variable-valve-timing-solenoid-replacement is now" in outline.stdout, outline.stdout
+    fallback = run_cli("links", "--fallback", "--under", "lib/bulletin", env=env)
+    assert "6 resolved links, 0 unresolved; 5 landed by a fallback" in fallback.stdout, fallback.stdout
+    assert (
+        "(path moved: #engine/timing-sub-system/variable-valve-timing-solenoid-replacement is now #engine/variable-valve-timing-solenoid-replacement)"
+        in fallback.stdout
+    )
+    assert "lib/engine#engine/timing-sub-system/chain" not in fallback.stdout
+    assert_one_line_error(run_cli("links", "--fallback", "--broken", env=env), "ask for one")
+    write(root, "bulletin.md", bulletin.replace("#engine/timing-sub-system/variable-valve", "#engine/variable-valve"))  # the author fixes it
+    sync.sync_path("lib", "bulletin.md")
+    left = run_cli("links", "--fallback", "--under", "lib/bulletin", env=env).stdout
+    assert "4 landed by a fallback" in left and "variable-valve" not in left, left
 
 
 def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ and the read-only gate in front of run_sql. Random and adversarial inputs — in
 pathological headings, SQL with a thousand joins — must end in a result or the component's own
 refusal (Skipped, AuditLogError, an Extraction with an error), never a crash or a hang.
 
-Examples per target: 150 by default (CI), 1,000 under `--full`, or `LAKEGRAPH_FUZZ_EXAMPLES`.
+Examples per target: 150 by default (CI), 1,000 under `--full`, or `FUZZ_EXAMPLES`.
 Each refused input is counted; the figures print at the end of the run.
 """
 
@@ -36,7 +36,7 @@ from worker.warehouse.joins import Extraction, SchemaIndex, extract
 
 RULES = DocumentRules.defaults()
 
-EXAMPLES = int(os.environ.get("LAKEGRAPH_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=5000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TRIED: Counter[str] = Counter()
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]  # --full: 1,000 examples per target

@@ -161,6 +161,98 @@ def test_a_deck_is_its_slides_with_their_links_and_notes() -> None:
     assert record.sections[2].text == "Back to the start\nSay the torque out loud."
 
 
+HEADINGS = (
+    '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style>'
+    '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>'
+    '<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style>'
+)
+
+
+def _heading(text: str, level: int = 1, inside: str = "") -> str:
+    return f'<w:p><w:pPr><w:pStyle w:val="Heading{level}"/></w:pPr>{inside}<w:r><w:t>{text}</w:t></w:r></w:p>'
+
+
+def _para(text: str, inside: str = "") -> str:
+    return f"<w:p>{inside}<w:r><w:t>{text}</w:t></w:r></w:p>" if text else f"<w:p>{inside}</w:p>"
+
+
+def _start(name: str, ident: int) -> str:
+    return f'<w:bookmarkStart w:id="{ident}" w:name="{name}"/>'
+
+
+def _end(ident: int) -> str:
+    return f'<w:bookmarkEnd w:id="{ident}"/>'
+
+
+def _anchors(record: DocumentRecord) -> dict[str, set[str]]:
+    return {section.path: set(section.anchors) - {section.anchor} for section in record.sections}
+
+
+def test_a_bookmark_marks_the_heading_it_starts_in_or_just_before_whatever_wrote_it() -> None:
+    """pandoc wraps a section in its heading's bookmark, starting before the heading, ids out of
+    order and ends nested; Word, LibreOffice and Google Docs start it inside the heading; a bookmark
+    in body text marks the section holding it; one alone in an empty paragraph marks what follows."""
+    body = (
+        _start("engine", 23)
+        + _heading("Engine")
+        + _para("intro")
+        + _start("sealing", 21)
+        + _heading("Sealing", 2)
+        + _para("text")
+        + _start("mount", 20)
+        + _heading("Mount replacement", 2)
+        + _para("text")
+        + _end(20)
+        + _end(21)
+        + _start("misfire-diagnosis", 22)
+        + _heading("Misfire", 2)
+        + _end(22)
+        + _end(23)
+        + _heading("Word", 1, _start("_Toc123", 5) + _end(5))
+        + _heading("Google", 2, _start("id.x1", 6))
+        + _para("torque is 8 Nm", _start("torque-note", 7))
+        + _para("", _start("_Ref9", 8) + _end(8))
+        + _heading("LibreOffice", 2, _start("__RefHeading___1", 9) + _end(9))
+    )
+    record = _record("writers.docx", _styled(body, HEADINGS))
+    assert _anchors(record) == {
+        "engine": set(),  # pandoc's bookmarks are the headings' own slugs here: no extra anchor
+        "engine/sealing": set(),
+        "engine/mount-replacement": {"mount"},
+        "engine/misfire": {"misfire-diagnosis"},
+        "word": {"_toc123"},
+        "word/google": {"id.x1", "torque-note"},  # the body bookmark stays in the section holding it
+        "word/libreoffice": {"_ref9", "__refheading___1"},  # an empty paragraph's bookmark marks the heading below
+    }
+
+
+def test_hostile_bookmarks_load_and_never_mark_a_heading_they_do_not_start_at() -> None:
+    """Overlapping, nested, repeated, unended, ended in another part, ten on one heading, and one
+    waiting at the end of the document: every one on a section, none on the wrong heading."""
+    ten = "".join(_start(f"b{number}", 100 + number) for number in range(10))
+    body = (
+        _heading("One", 1, ten)
+        + _start("overlap-a", 1)
+        + _para("alpha")
+        + _start("overlap-b", 2)
+        + _end(1)
+        + _heading("Two")
+        + _end(2)
+        + _start("repeat", 3)
+        + _heading("Three")
+        + _para("body", _start("repeat", 4) + _start("no-end", 5))
+        + _end(77)  # the end of a bookmark started in another part
+        + _para("last")
+        + _start("trailing", 6)
+    )
+    record = _record("hostile-bookmarks.docx", _styled(body, HEADINGS))
+    assert _anchors(record) == {
+        "one": {f"b{number}" for number in range(10)} | {"overlap-a"},  # started before body text: the section in force
+        "two": {"overlap-b"},
+        "three": {"repeat", "no-end", "trailing"},
+    }
+
+
 def _odt() -> bytes:
     from odf.opendocument import OpenDocumentText
     from odf.text import A, Bookmark, H, List, ListItem, P
@@ -193,6 +285,31 @@ def test_opendocument_headings_lists_bookmarks_and_package_relative_links() -> N
     assert "brakes-start" in record.sections[0].anchors
     assert _links(record) == {"brakes": ["bulletins/tsb-9.odt#cause"], "brakes/pads": ["#brakes-start"]}  # ../ is the package itself
     assert record.sections[1].text == "- Check wear\nBack to brakes"
+
+
+def test_opendocument_bookmarks_and_reference_marks_mark_the_heading_they_start_in_or_before() -> None:
+    from odf.opendocument import OpenDocumentText
+    from odf.text import Bookmark, H, P, ReferenceMark, ReferenceMarkStart
+
+    document = OpenDocumentText()
+    document.text.addElement(H(outlinelevel=1, text="Brakes"))
+    document.text.addElement(P(text="intro"))
+    empty = P()
+    empty.addElement(Bookmark(name="pads-section"))  # alone in an empty paragraph: the heading below
+    document.text.addElement(empty)
+    pads = H(outlinelevel=2, text="Pads")
+    pads.addElement(ReferenceMarkStart(name="pads-ref"))
+    document.text.addElement(pads)
+    note = P(text="wear limit")
+    note.addElement(ReferenceMark(name="wear-limit"))  # in body text: the section holding it
+    document.text.addElement(note)
+    buffer = io.BytesIO()
+    document.write(buffer)
+    record = _record("brakes.odt", buffer.getvalue())
+    assert {section.path: set(section.anchors) for section in record.sections} == {
+        "brakes": {"brakes"},
+        "brakes/pads": {"pads", "pads-section", "pads-ref", "wear-limit"},
+    }
 
 
 def _workbook() -> bytes:

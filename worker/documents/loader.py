@@ -2,8 +2,8 @@
 links resolved once every document exists, and documents no longer on disk removed.
 
 A file whose stamp (Library.stamps: size and modification time on disk, size and MD5 in a
-bucket) matches what the graph recorded is not read at all; one whose stamp moved is read and
-hashed, and parsed only when its bytes changed."""
+bucket) matches what the graph recorded is not read at all, unless readers of another version
+read it; one whose stamp moved is read and hashed, and parsed only when its bytes changed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from worker.documents.library import Library
 from worker.documents.prepare import PreparedDocument, prepare
 from worker.documents.resolver import LinkRow
 from worker.documents.rules import DocumentRules
-from worker.documents.source import Skipped, build, file_hash
+from worker.documents.source import Skipped, build, file_hash, read_by_these_readers
 from worker.documents.sync import (
     ALL_KINDS,
     SOURCE,
@@ -140,7 +140,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
         for relpath, found in library.stamps(on_loop=sync.loop_reporter(library)):
             present.add((library.name, relpath))
             known = stored.get((library.name, relpath))
-            if known is not None and known.stamp is not None and known.stamp == found:
+            if known is not None and known.stamp is not None and known.stamp == found and read_by_these_readers(known.file_hash):
                 seen_uris[known.uri] = relpath
                 report.documents += 1
                 report.unchanged += 1

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from neo4j import ManagedTransaction
 
+from worker.documents.slugs import heading_slug
 from worker.graph.schema import Label, Rel
 
 
@@ -91,7 +92,7 @@ RETURN wanted[0] AS document, wanted[1] AS anchor, s.uri AS uri, s.sort_pos AS p
 SECTIONS_OF = f"""
 UNWIND $documents AS document
 MATCH (s:{Label.SECTION} {{doc_uri: document}})
-RETURN document, s.uri AS uri, s.anchors AS anchors, s.sort_pos AS position
+RETURN document, s.uri AS uri, s.anchors AS anchors, s.sort_pos AS position, s.displayName AS title
 """
 # Authors write a heading's slug by hand: `a-c-compressor` for "A/C Compressor" (slugged
 # `ac-compressor`), `ecm-pcm` for "ECM/PCM" (`ecmpcm`). Compared without punctuation, they meet.
@@ -131,7 +132,7 @@ def resolve(tx: ManagedTransaction, rows: list[LinkRow]) -> Resolution:
     unresolved: dict[Label, list[dict]] = defaultdict(list)
     for row, doc in target_documents.items():
         target, found, reason = _target(row, doc, sections)
-        note = notes.get((doc["uri"], row.anchor)) if doc is not None and not found else None
+        note = notes.get((doc["uri"], row.anchor)) if doc is not None and row.anchor else None  # how a fallback landed, or why none did
         if target is None:
             unresolved[_label(row.source)].append({**row.as_dict(), "reason": note or reason})
         else:
@@ -184,10 +185,12 @@ def loose(fragment: str) -> str:
 
 
 def _sections(tx: ManagedTransaction, wanted: set[tuple[str, str]]) -> tuple[dict[str, dict[str, str]], dict[tuple[str, str], str]]:
-    """document uri -> anchor -> section uri, for the wanted anchors: an exact anchor or heading
-    path first (first in reading order wins), else the one section whose anchor or path is the
-    same once punctuation is ignored. A fragment several sections match that way resolves to
-    none of them: its note (document, anchor) -> why says which."""
+    """document uri -> anchor -> section uri, for the wanted anchors, and a note (document, anchor)
+    -> what was done for each fragment that no section names exactly. An exact anchor or heading
+    path wins (first in reading order); else the one section whose anchor or path is the same once
+    punctuation is ignored; else, for a heading path that went stale (the section moved to another
+    parent), the one section its last segment names. Where several match, the fragment lands on
+    none of them and its note names them all."""
     if not wanted:
         return {}, {}
     ordered = sorted(tx.run(SECTIONS_BY_ANCHOR, wanted=sorted(map(list, wanted))), key=lambda record: record["position"])
@@ -198,14 +201,30 @@ def _sections(tx: ManagedTransaction, wanted: set[tuple[str, str]]) -> tuple[dic
     notes: dict[tuple[str, str], str] = {}
     if not missing:
         return found, notes
-    candidates: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # document -> loose form -> sections
+    loosely: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # document -> loose anchor or path -> sections
+    named: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # document -> anchor -> sections
     for record in tx.run(SECTIONS_OF, documents=sorted({document for document, _ in missing})):
         for form in [*(record["anchors"] or []), record["uri"].split("#", 1)[1]]:
-            candidates[record["document"]][loose(form)].add(record["uri"])
+            loosely[record["document"]][loose(form)].add(record["uri"])
+        for anchor in [*(record["anchors"] or []), heading_slug(record["title"] or "")]:  # "inspection" names every "Inspection"
+            named[record["document"]][anchor].add(record["uri"])
     for document, anchor in missing:
-        matching = candidates[document].get(loose(anchor), set())
+        matching = loosely[document].get(loose(anchor), set())
         if len(matching) == 1:
             found[document][anchor] = next(iter(matching))
+            notes[(document, anchor)] = f"punctuation ignored: #{anchor} is #{_path(found[document][anchor])}"
         elif matching:
             notes[(document, anchor)] = f"#{anchor} matches {len(matching)} sections once punctuation is ignored: {', '.join(sorted(matching))}"
+        elif "/" in anchor.strip("/"):
+            last = anchor.strip("/").rsplit("/", 1)[1]
+            moved = named[document].get(last) or loosely[document].get(loose(last), set())
+            if len(moved) == 1:
+                found[document][anchor] = next(iter(moved))
+                notes[(document, anchor)] = f"path moved: #{anchor} is now #{_path(found[document][anchor])}"
+            elif moved:
+                notes[(document, anchor)] = f"path moved: #{anchor} names no section, and #{last} names {len(moved)}: {', '.join(sorted(moved))}"
     return found, notes
+
+
+def _path(section_uri: str) -> str:
+    return section_uri.split("#", 1)[1]

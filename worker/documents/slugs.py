@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_MARKUP = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*`~]+|(?<!\w)_+|_+(?!\w)|<[^>]+>")
+# Code marks and Markdown links; never `_` or `<...>`: a reader strips its format's emphasis and
+# tags, and what is left is text (`$_` is GitHub's `_`, `Delimiter <String>` its `delimiter-string`).
+_MARKUP = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|[*`~]+")
 _NOT_SLUG = re.compile(r"[^\w\- ]+", re.UNICODE)
 _NAME_NOT_SLUG = re.compile(r"[^\w.\-]+", re.UNICODE)
 _DASHES = re.compile(r"-{2,}")

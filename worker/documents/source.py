@@ -45,8 +45,18 @@ class DocumentRecord:
     stamp: str | None = None  # the file's stamp when read (Library.stamps): unchanged, it is not read again
 
 
+# Bumped when a reader gives other sections, anchors or links for the same bytes: each stored
+# document is then read again once, by its next load, though its file did not change.
+READERS = "2"
+
+
 def file_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """The bytes' digest, marked with the readers that parse them."""
+    return f"{hashlib.sha256(data).hexdigest()}:r{READERS}"
+
+
+def read_by_these_readers(stored_hash: str) -> bool:
+    return stored_hash.endswith(f":r{READERS}")
 
 
 def read(library: Library, relpath: str, rules: DocumentRules) -> DocumentRecord:

@@ -171,7 +171,7 @@ UNWIND $rows AS r
 WITH r, r.uri AS uri
 CALL (uri) {{ {LINKS_INTO_DOCUMENT} }}
 WITH r, src, l
-WHERE l.anchor_found = false OR (l.target_kind = 'id' AND NOT l.key IN [r.doc_key, r.stem_key])
+WHERE l.anchor_found = false OR l.anchor_note IS NOT NULL OR (l.target_kind = 'id' AND NOT l.key IN [r.doc_key, r.stem_key])
 WITH src, l, {LINK_ROW} AS row
 DELETE l
 RETURN row

@@ -9,7 +9,9 @@ from worker.documents.model import RawLink
 
 _A_HREF = re.compile(r"""<a\s[^>]*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))[^>]*>(.*?)</a\s*>""", re.IGNORECASE | re.DOTALL)
 _ID_ATTR = re.compile(r"""<[a-zA-Z][^>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
-_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+# CommonMark's raw HTML tag: a tag name of letters, digits and `-`, then attributes. Anything else in
+# angle brackets is text: `<System.IO.FileAttributes>` stays, as GitHub and pandoc show it.
+_TAG = re.compile(r"""</?[a-zA-Z][a-zA-Z0-9-]*(?:\s+[a-zA-Z_:][\w.:-]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*/?>""")
 
 
 def html_links(text: str) -> list[tuple[int, RawLink]]:

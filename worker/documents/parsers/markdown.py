@@ -21,6 +21,14 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_INDENTS = ("    ", "\t")
+# CommonMark's HTML block of block-level tags (its kind 6): it runs to a blank line and is HTML, not
+# Markdown: a `#` line in it (a comment in a table cell's code) is no heading, `[x][y]` no link.
+_HTML_BLOCK = re.compile(
+    r"^ {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|"
+    r"fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|"
+    r"nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?:[ \t>]|/>|$)",
+    re.IGNORECASE,
+)
 _NOT_PARAGRAPH_START = re.compile(r"^ {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)")
 _REF_DEF = re.compile(r"""^ {0,3}\[([^\]]+)\]:[ \t]*<?([^\s>]*)>?(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$""")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -33,8 +41,13 @@ _SHORTCUT_REF = re.compile(r"(!?)\[([^\[\]]+)\](?![\[(:])")
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*)>")
 _BARE_URL = re.compile(r"(?<![(<\"'=])\bhttps?://[^\s<>\])]+")
 _CODE_SPAN_MARK = re.compile("\x00(\\d+)\x00")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation makes it literal
+_ESCAPE_MARK = re.compile("\x01(\\d+)\x01")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TRAILING_PUNCT = ".,;:!?*_~'\""
+# Emphasis: `*`/`~` runs, and `_` runs that open and close around text at a word's edges; a lone
+# `_` (`One character (_)`) or one inside a word (`snake_case`) is text.
+_EMPHASIS = re.compile(r"[*~]+|(?<![^\W_])(_+)(?=[^\s_])(.+?)(?<=[^\s_])\1(?![^\W_])")
 
 
 # A block's regex is tried only on lines whose first non-space character can open that block.
@@ -114,6 +127,7 @@ class _Scanner:
         self.paragraph: list[str] = []
         self.fence: str | None = None
         self.in_comment = False
+        self.html: list[str] = []  # the lines of the HTML block being read
 
     def feed(self, line: str) -> None:
         if self.fence is not None:
@@ -137,6 +151,13 @@ class _Scanner:
             return
         if not line.strip():
             self._flush()
+            return
+        if self.html:
+            self.html.append(line)
+            return
+        if head == "<" and _HTML_BLOCK.match(line):
+            self._flush()
+            self.html.append(line)
             return
         if not self.paragraph and line.startswith(_CODE_INDENTS):
             self.block.text_parts.append(line.strip())
@@ -168,11 +189,17 @@ class _Scanner:
         self.block.text_parts.append(line)
 
     def _heading(self, raw_title: str, level: int) -> None:
-        title, links, ids = self._inline(raw_title.strip())
+        title, links, ids = self._inline(raw_title.strip(), heading=True)
         self.block = Block(title=title, level=level, ids=ids, links=links)
         self.parsed.blocks.append(self.block)
 
     def _flush(self) -> None:
+        if self.html:
+            block = "\n".join(self.html)
+            self.html = []
+            self.block.text_parts.append(strip_html(block))
+            self.block.links.extend(link for _, link in html_links(block))
+            self.block.ids.extend(html_ids(block))
         if not self.paragraph:
             return
         text, links, ids = self._inline("\n".join(self.paragraph))
@@ -181,8 +208,9 @@ class _Scanner:
         self.block.links.extend(links)
         self.block.ids.extend(ids)
 
-    def _inline(self, text: str) -> tuple[str, list[RawLink], list[str]]:
-        """Links and anchors of a paragraph, and its readable text (link targets and tags removed)."""
+    def _inline(self, text: str, heading: bool = False) -> tuple[str, list[RawLink], list[str]]:
+        """Links and anchors of a paragraph, and its readable text (link targets and tags removed);
+        a heading's text also loses its emphasis marks, never the `_` of its code or escapes."""
         links: list[tuple[int, RawLink]] = []
         spans: list[str] = []
 
@@ -191,6 +219,14 @@ class _Scanner:
             return f"\x00{len(spans) - 1}\x00"
 
         work = _CODE_SPAN.sub(hide_code, text) if "`" in text else text
+        escaped: list[str] = []
+
+        def hide_escape(match: re.Match[str]) -> str:
+            escaped.append(match.group(1))
+            return f"\x01{len(escaped) - 1}\x01"
+
+        if "\\" in work:  # `\<String\>` is text, not a tag; `\[` opens no link
+            work = _ESCAPE.sub(hide_escape, work)
 
         def inline(match: re.Match[str]) -> str:
             label = match.group(2)
@@ -233,9 +269,19 @@ class _Scanner:
             links.append((offset, link))
         ids = html_ids(work)
         readable = strip_html(work)
+        if heading:
+            readable = _EMPHASIS.sub(lambda match: match.group(2) or "", readable)
         if spans:
             readable = _CODE_SPAN_MARK.sub(lambda match: spans[int(match.group(1))], readable)
-        return readable, [link for _, link in sorted(links, key=lambda item: item[0])], ids
+        ordered = [link for _, link in sorted(links, key=lambda item: item[0])]
+        if escaped:
+
+            def literal(value: str) -> str:
+                return _ESCAPE_MARK.sub(lambda match: escaped[int(match.group(1))], value)
+
+            readable, ids = literal(readable), [literal(value) for value in ids]
+            ordered = [RawLink(literal(link.href), literal(link.text), link.kind) for link in ordered]
+        return readable, ordered, ids
 
 
 def _plain_label(label: str) -> str:

@@ -7,8 +7,9 @@ number typed into the heading is split off it, so neither reaches a slug. Tables
 text, a row a line with ` | ` between cells; list items as `- ` lines; text boxes, content
 controls and equations as text; tracked deletions, field codes, headers and footers are not text.
 Hyperlinks (relationship targets with `#bookmark` fragments, `w:anchor` jumps, HYPERLINK and REF
-fields) are links; bookmarks are anchors of the section that holds them, so `_Toc` links from a
-table of contents land on their headings. Macros (`vbaProject.bin`) are never read.
+fields) are links; a bookmark is an anchor of the heading it starts in or just before, else of the
+section holding it (see `blocks`), so `_Toc` links from a table of contents and pandoc's heading
+bookmarks land on their headings. Macros (`vbaProject.bin`) are never read.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ class _Reader:
                 lines.extend(self.table(child))
             elif name in ("sdt", "sdtContent", "customXml", "ins", "moveTo"):
                 lines.extend(self.container(child, in_cell))
-            elif name == "bookmarkStart":
-                self.writer.bookmark(attribute(child, "name"))
+            elif name == "bookmarkStart":  # between paragraphs: it marks what follows
+                self.writer.mark(attribute(child, "name"))
         return lines
 
     def table(self, table: etree._Element) -> list[str]:
@@ -139,8 +140,8 @@ class _Reader:
             return []
         if style.lower() in ("title", "subtitle") and not in_cell:
             self.title = self.title or (" ".join(text.split()) if style.lower() == "title" else "")
-        for name in gathered.bookmarks:
-            writer.bookmark(name)
+        for name in gathered.bookmarks:  # in body text: the section holding it; in an empty paragraph: what follows
+            (writer.bookmark if text or in_cell else writer.mark)(name)
         for href, link_text in gathered.links:
             writer.link(href, link_text)
         line = (f"- {text}" if listed and text else text) if style.lower() not in ("title", "subtitle") else ""

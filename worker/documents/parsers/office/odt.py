@@ -1,8 +1,11 @@
 """OpenDocument text (.odt, LibreOffice's and others'): `text:h` headings at their outline level,
 their rendered number (`text:number`) or a typed one kept apart from the title; paragraphs,
 lists (`- ` lines) and tables (a row a line) as text; `text:a` links and bookmarks as anchors of
-the section that holds them. ODF writes a link to another file relative to the package itself,
-one folder down (`../manual.odt` for a file beside it), so that first `../` is taken off."""
+the heading they start in or just before, else of the section holding them, and reference marks
+likewise (see `blocks`). ODF writes a link to another file relative to the package itself, one
+folder down (`../manual.odt` for a file beside it), so LibreOffice's first `../` is taken off;
+pandoc writes links as the author wrote them, relative to the file, and its files say so in
+`meta:generator`."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ CONTENT = "content.xml"
 META = "meta.xml"
 MANIFEST = "META-INF/manifest.xml"
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]+:")
+MARKS = frozenset({"bookmark", "bookmark-start", "reference-mark", "reference-mark-start"})  # a named place a link may target
+FILE_RELATIVE_GENERATORS = ("pandoc",)  # writers whose relative links start from the file's folder, not the package
 SKIPPED = frozenset({"note-citation", "annotation", "annotation-end", "tracked-changes", "deletion", "sequence-decls", "forms"})
 CONTAINERS = frozenset({"section", "index-body", "table-of-content", "alphabetical-index", "illustration-index", "table-index", "user-index", "bibliography"})
 
@@ -27,12 +32,18 @@ CONTAINERS = frozenset({"section", "index-body", "table-of-content", "alphabetic
 def parse(package: Package, id_fields: tuple[str, ...], id_patterns: tuple[re.Pattern[str], ...]) -> ParsedFile:
     if package.has(MANIFEST) and any(local(element.tag) == "encryption-data" for element in package.xml(MANIFEST).iter(etree.Element)):
         raise OfficeError("encrypted: needs a password to open")
-    reader = _Reader()
+    meta = package.xml(META) if package.has(META) else None
+    reader = _Reader(file_relative=_generator(meta).lower().startswith(FILE_RELATIVE_GENERATORS))
     body = next((element for element in package.xml(CONTENT).iter(etree.Element) if local(element.tag) == "text" and parent_name(element) == "body"), None)
     if body is not None:
         reader.container(body)
-    declare(reader.writer, describe_odf(package.xml(META) if package.has(META) else None, id_fields), id_patterns)
+    declare(reader.writer, describe_odf(meta, id_fields), id_patterns)
     return reader.writer.parsed
+
+
+def _generator(meta: etree._Element | None) -> str:
+    found = next((element for element in meta.iter(etree.Element) if local(element.tag) == "generator"), None) if meta is not None else None
+    return (found.text or "").strip() if found is not None else ""
 
 
 def package_relative(href: str) -> str:
@@ -43,8 +54,9 @@ def package_relative(href: str) -> str:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, file_relative: bool) -> None:
         self.writer = BlockWriter("odt")
+        self.file_relative = file_relative
 
     def container(self, element: etree._Element, bullet: str = "") -> None:
         for child in element:
@@ -61,8 +73,8 @@ class _Reader:
                 self.table(child)
             elif name in CONTAINERS or name in ("table-row-group", "table-rows", "table-header-rows"):
                 self.container(child, bullet)
-            elif name in ("bookmark", "bookmark-start"):
-                self.writer.bookmark(attribute(child, "name"))
+            elif name in MARKS:  # between paragraphs: it marks what follows
+                self.writer.mark(attribute(child, "name"))
 
     def heading(self, element: etree._Element) -> None:
         parts: list[str] = []
@@ -84,11 +96,11 @@ class _Reader:
         links: list[tuple[str, str]] = []
         bookmarks: list[str] = []
         self.inline(element, parts, links, bookmarks)
-        for name in bookmarks:
-            self.writer.bookmark(name)
+        line = "".join(parts).strip()
+        for name in bookmarks:  # in body text: the section holding it; in an empty paragraph: what follows
+            (self.writer.bookmark if line else self.writer.mark)(name)
         for href, text in links:
             self.writer.link(href, text)
-        line = "".join(parts).strip()
         if line:
             self.writer.text(f"{bullet}{line}")
 
@@ -126,7 +138,7 @@ class _Reader:
                 parts.append("\t")
             elif name == "line-break":
                 parts.append(" ")
-            elif name in ("bookmark", "bookmark-start"):
+            elif name in MARKS:
                 bookmarks.append(attribute(child, "name"))
             elif name == "number":
                 pass  # a heading's rendered number, kept apart by `heading`
@@ -134,7 +146,7 @@ class _Reader:
                 inner: list[str] = []
                 self.inline(child, inner, links, bookmarks)
                 parts.extend(inner)
-                href = package_relative(attribute(child, "href"))
+                href = attribute(child, "href") if self.file_relative else package_relative(attribute(child, "href"))
                 if href:
                     links.append((href, "".join(inner)))
             elif name in ("frame", "text-box"):
