@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from shapes.access.scope import visible
 from shapes.access.versioned import Versioned
@@ -55,14 +55,16 @@ class LinkListing:
     unresolved: int
     rows: list[dict]
     broken: bool
-    fallback: bool = False  # the rows are the resolved links that landed by a fallback
+    fallback: bool = False  # the resolved rows are only those that landed by a fallback
 
 
 def list_links(driver: Driver, database: str, broken: bool, under: str, grant: Grant, fallback: bool = False) -> LinkListing:
     """The links written at or below `under` by sources the grant sees; a resolved link counts
     and shows only when its target is seen too (a link into a hidden library is not told)."""
     counts = driver.execute_query(COUNTS, under=under, **grant.cypher(), database_=database).records[0]
-    rows = driver.execute_query(UNRESOLVED if broken else RESOLVED, under=under, fallback=fallback, **grant.cypher(), database_=database).records
+    # broken and fallback together: everything an author should fix, the unresolved links first
+    queries = ([UNRESOLVED] if broken else []) + ([RESOLVED] if fallback or not broken else [])
+    rows = [row for query in queries for row in driver.execute_query(query, under=under, fallback=fallback, **grant.cypher(), database_=database).records]
     # a note (how a fallback landed, why an anchor ended at its document) only where there is one
     return LinkListing(
         counts["resolved"], counts["unresolved"], [{key: value for key, value in row.items() if key != "note" or value} for row in rows], broken, fallback
@@ -91,9 +93,9 @@ class LinksShape:
 def render(listing: LinkListing) -> str:
     lines = [f"{listing.resolved} resolved links, {listing.unresolved} unresolved"]
     if listing.fallback:
-        lines[0] += f"; {len(listing.rows)} landed by a fallback"
+        lines[0] += f"; {sum('reason' not in row for row in listing.rows)} landed by a fallback"
     for row in listing.rows:
-        if listing.broken:
+        if "reason" in row:
             lines.append(f"{row['source']}  {row['href']}  ({row['reason']})")
         elif not row["anchor_found"]:
             lines.append(f"{row['source']} → {row['target']}  ({row.get('note') or 'anchor not found'}: ends at the document)")
@@ -107,15 +109,10 @@ class LinksParams(Params):
     broken: bool = Field(False, description="List the unresolved links with the reason instead of the resolved ones")
     fallback: bool = Field(
         False,
-        description="List only the resolved links that landed by a fallback (a moved heading path, punctuation ignored, an anchor gone), to fix at the source",
+        description="List only the resolved links that landed by a fallback (a moved heading path, punctuation ignored, an anchor gone); "
+        "with broken, both: every link to fix at the source",
     )
     under: str | None = Field(None, description="Only links written at or below this URI")
-
-    @model_validator(mode="after")
-    def _one_listing(self) -> LinksParams:
-        if self.broken and self.fallback:
-            raise ValueError("broken and fallback list different links: ask for one")
-        return self
 
 
 SPEC = ShapeSpec(

@@ -107,23 +107,28 @@ def _metadata(front_matter: str) -> dict[str, object]:
     return {str(key): value for key, value in data.items() if isinstance(value, str | int | float)} if isinstance(data, dict) else {}
 
 
-def _pandoc(source: Path, target: Path, to: str, reader: str, lua: Path) -> None:
+def _pandoc(source: Path, target: Path, to: str, lua: Path, markdown: Path | None = None) -> None:
+    """`source` (Markdown, else a file pandoc reads by its extension) written as `to`, with the
+    front matter of `markdown` (the source itself when Markdown) as metadata: Word and ODF keep it
+    as document properties, AsciiDoc as header attributes. A converter of OpenDocument to Word is
+    given the original's properties again, as a pipeline keeps a document's id through a conversion."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    command = [PANDOC, "-f", reader, "-t", to, "--lua-filter", str(lua), "-o", str(target)]
-    if reader != READER:
-        done = subprocess.run([*command, str(source)], capture_output=True, text=True)
-    else:  # Markdown: front matter off, its fields as metadata (Word and ODF properties, AsciiDoc attributes)
-        text = source.read_text(encoding="utf-8", errors="replace")
-        front = FRONT_MATTER.match(text)
-        with tempfile.TemporaryDirectory() as work:
-            metadata = Path(work) / "metadata.yaml"
-            metadata.write_text(yaml.safe_dump(_metadata(front.group(1)) if front else {}))
-            command += [f"--metadata-file={metadata}"]
-            if to == "asciidoc":
-                template = Path(work) / "template.asciidoc"
-                template.write_text(ASCIIDOC_TEMPLATE)
-                command += ["--standalone", f"--template={template}"]
+    is_markdown = source.suffix.lower() == ".md"
+    text = (markdown or source).read_text(encoding="utf-8", errors="replace")
+    front = FRONT_MATTER.match(text)
+    command = [PANDOC, "-f", READER if is_markdown else source.suffix.lstrip("."), "-t", to, "--lua-filter", str(lua), "-o", str(target)]
+    with tempfile.TemporaryDirectory() as work:
+        metadata = Path(work) / "metadata.yaml"
+        metadata.write_text(yaml.safe_dump(_metadata(front.group(1)) if front else {}))
+        command += [f"--metadata-file={metadata}"]
+        if to == "asciidoc":
+            template = Path(work) / "template.asciidoc"
+            template.write_text(ASCIIDOC_TEMPLATE)
+            command += ["--standalone", f"--template={template}"]
+        if is_markdown:  # the body alone: pandoc's own YAML reader refuses some front matter
             done = subprocess.run(command, input=text[front.end() :] if front else text, capture_output=True, text=True)
+        else:
+            done = subprocess.run([*command, str(source)], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"pandoc refused {source}: {done.stderr.strip()}")
 
@@ -154,14 +159,14 @@ def render(source: Path, out: Path, writer: str) -> list[Path]:
 
 def _write(path: Path, target: Path, writer: str, lua: Path) -> Path:
     if writer in PANDOC_FORMATS:
-        _pandoc(path, target, PANDOC_FORMATS[writer], READER, lua)
+        _pandoc(path, target, PANDOC_FORMATS[writer], lua)
     elif writer == "docx-resaved":
-        _pandoc(path, target, "docx", READER, lua)
+        _pandoc(path, target, "docx", lua)
         _resave(target)
     else:  # docx-from-odt: the OpenDocument file converted again, its links already pointing at .docx
         odt = target.with_suffix(".odt")
-        _pandoc(path, odt, "odt", READER, lua)
-        _pandoc(odt, target, "docx", "odt", lua)
+        _pandoc(path, odt, "odt", lua)
+        _pandoc(odt, target, "docx", lua, markdown=path)
         odt.unlink()
     return target
 
