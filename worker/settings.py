@@ -135,6 +135,7 @@ class DocumentsSettings(Section):
     unpacked_bytes: int = Field(gt=0)
     unpack_ratio: float = Field(gt=1)
     parse_seconds: float = Field(gt=0)
+    max_sections: int = Field(gt=0)
     coalesce_ms: int = Field(ge=0)
     id_schemes: list[str]
     id_fields: list[str]

@@ -338,6 +338,21 @@ def test_bad_input_is_recorded_and_never_stops_the_load(neo4j_service: Neo4jServ
     assert ("lib:binary.md", "skipped") not in {(problem.key, problem.kind) for problem in problems.listing(graph, "neo4j", "documents")}
 
 
+def test_a_file_past_max_sections_is_refused_and_the_load_goes_on(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    write(root, "ordinary.md", "# Ordinary\n[huge](huge.md)\n")
+    write(root, "huge.md", "# Huge\n" + "".join(f"## Step {i}\nDo step {i} with care.\n" for i in range(3000)))
+    sync = make_sync(neo4j_service, graph, lib=root)
+    sync.settings = sync.settings.with_section("documents", max_sections=2000)
+    report = load(sync, workers=1)
+    assert (report.written, report.skipped, report.unresolved) == (1, 1, 1)
+    (refused,) = [problem for problem in problems.listing(graph, "neo4j", "documents") if problem.key == "lib:huge.md"]
+    assert (refused.kind, refused.reason) == ("skipped", "3,001 sections, over documents.max_sections (2,000)")
+    assert load(sync, workers=1).read == 0  # refused until the file or the limit changes
+    sync.settings = sync.settings.with_section("documents", max_sections=80_000)
+    assert load(sync, workers=1).written == 1
+
+
 def test_links_broken_lists_each_unresolved_link_with_its_reason(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     write(root, "a.md", "# A\n[gone](missing.md) [up](../../x.md) [here](#nowhere) [web](https://example.com)\n")

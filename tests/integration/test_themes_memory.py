@@ -6,7 +6,9 @@ total.max`), over a library whose themes write is larger than that in one transa
 - a run killed between its batches leaves the previous run served, and the next run clears up;
 - a command that meets the limit anyway prints one line naming the setting to change, records it
   for `lakegraph errors`, and the previous themes stay served;
-- a library larger than the limit is forgotten in batches.
+- a library larger than the limit is forgotten in batches;
+- a document whose sections alone are larger than the limit is refused with the reason, by a load
+  and by a live sync, its stored version kept and the files beside it written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from neo4j import Driver, GraphDatabase
@@ -28,6 +31,7 @@ from shapes.themes import ThemesShape
 from tests.benchmarks.corpus import generate
 from tests.conftest import runtime_settings
 from tests.helpers import LAKEGRAPH, assert_one_line_error, clean_env, run_cli
+from worker import problems
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.documents.writer import DocumentWriter
@@ -44,6 +48,7 @@ NAIVE = "MATCH (t:Theme {level: 0}) RETURN collect([t.id, t.size]) AS themes"
 DRAFTS = "MATCH (t:ThemeDraft) RETURN count(t) AS n"
 LEFTOVERS = "MATCH (n:ThemeDraft|ThemeRunDraft) RETURN count(n) AS n"
 MEMORY_ERROR = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+SECTIONS_OF_HUGE = "MATCH (s:Section {doc_uri: 'huge/huge'}) RETURN count(s) AS n"
 
 
 @dataclass(frozen=True)
@@ -192,3 +197,27 @@ def test_a_library_larger_than_the_limit_is_forgotten_in_batches(tiny: Tiny) -> 
     assert len(report.deleted) == SPARE, time.monotonic() - began
     left = tiny.driver.execute_query("MATCH (n) WHERE n.uri STARTS WITH 'spare' RETURN count(n) AS n").records[0]["n"]
     assert left == 0
+
+
+def test_a_document_larger_than_the_limit_is_refused_and_the_load_goes_on(tiny: Tiny, tmp_path: Path) -> None:
+    root = tmp_path / "huge"
+    root.mkdir()
+    (root / "ordinary.md").write_text("# Ordinary\n[huge](huge.md)\n")
+    (root / "huge.md").write_text("# Huge\n## Step 0\nfirst\n")
+    settings = tiny.settings.with_section("documents", libraries=[{"name": "huge", "root": str(root)}])
+    sync = DocumentSync(settings, tiny.driver, "neo4j")
+    load(sync, workers=1)
+    (root / "huge.md").write_text("# Huge\n" + "".join(f"## Step {i}\nDo step {i} with care, then check it.\n" for i in range(6000)))
+    (root / "other.md").write_text("# Other\n")
+    report = load(sync, workers=1)
+    assert (report.written, report.skipped) == (1, 1)
+    (refused,) = [problem for problem in problems.listing(tiny.driver, "neo4j", "documents") if problem.key == "huge:huge.md"]
+    assert refused.kind == "skipped" and refused.reason.startswith(
+        "its 6,001 sections do not fit one write; the graph keeps its stored version: Neo4j ran out of memory"
+    ), refused.reason
+    assert "dbms.memory.transaction.total.max" in refused.reason
+    assert tiny.driver.execute_query(SECTIONS_OF_HUGE).records[0]["n"] == 2
+    assert sync.sync_path("huge", "huge.md") == "skipped"
+    assert sync.sync_path("huge", "other.md") == "unchanged"
+    assert tiny.driver.execute_query(SECTIONS_OF_HUGE).records[0]["n"] == 2
+    DocumentWriter(tiny.driver, "neo4j", {}).forget_library("huge")

@@ -28,12 +28,14 @@ from worker.documents.sync import (
     StoredDocument,
     problem_key,
 )
+from worker.documents.writer import TooLarge
 from worker.graph.batches import rows_per_batch
 from worker.task_names import SYNC_DOCUMENT
 
 # Documents written and links resolved per transaction: at most these, fewer where the server's
 # transaction memory limit asks it (worker/graph/batches.py; a row's cost measured, with room).
 WRITE_BATCH, DOCUMENT_BYTES = 200, 65_536
+SECTION_BATCH, SECTION_BYTES = 20_000, 4_096  # and sections: a few long documents fill a batch too
 RESOLVE_BATCH, LINK_BYTES = 5000, 8_192
 PARSE_CHUNK = 32
 
@@ -156,22 +158,45 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
     refused_uris: list[str] = []  # stored documents whose file is refused now: removed, as a sync removes them
     batch: list[PreparedDocument] = []
 
-    def flush() -> None:
-        outcome = sync.writer.write(batch, defer_links=True)
+    def write(documents: list[PreparedDocument]) -> None:
+        """Write the documents, halving a batch the server cannot hold until each part fits: one
+        document too large for it is refused with the reason, its stored version kept."""
+        try:
+            outcome = sync.writer.write(documents, defer_links=True)
+        except TooLarge as err:
+            if len(documents) > 1:
+                write(documents[: len(documents) // 2])
+                write(documents[len(documents) // 2 :])
+            else:
+                refuse(documents[0], err)
+            return
         written.update(outcome.written)
         report.written += len(outcome.written)
         report.unchanged += len(outcome.unchanged)
         report.linked += outcome.linked
         report.unresolved += outcome.unresolved
         deferred.extend(outcome.deferred_links)
-        problems.clear_many(sync.driver, sync.database, SOURCE, [problem_key(r.library, r.relpath) for r in batch], ALL_KINDS)
-        for record in batch:
+        problems.clear_many(sync.driver, sync.database, SOURCE, [problem_key(r.library, r.relpath) for r in documents], ALL_KINDS)
+        for record in documents:
             if record.problems or outcome.duplicate_ids:
                 sync.settle(record, outcome, cleared=True)
+
+    def refuse(record: PreparedDocument, why: TooLarge) -> None:
+        report.documents -= 1
+        report.sections -= len(record.sections)
+        report.skipped += 1
+        reason = why.refusal(record, (record.library, record.relpath) in stored)
+        problems.record(
+            sync.driver, sync.database, SOURCE, problem_key(record.library, record.relpath), "skipped", reason, SYNC_DOCUMENT, [record.library, record.relpath]
+        )
+
+    def flush() -> None:
+        write(batch)
         batch.clear()
 
     report.read = len(jobs)
     write_batch = rows_per_batch(sync.writer.limit, DOCUMENT_BYTES, WRITE_BATCH, least=10)
+    section_batch = rows_per_batch(sync.writer.limit, SECTION_BYTES, SECTION_BATCH)
     resolve_batch = rows_per_batch(sync.writer.limit, LINK_BYTES, RESOLVE_BATCH)
     for done, item in enumerate(_parsed(jobs, workers or os.cpu_count() or 1), start=1):
         report.parsed += isinstance(item, PreparedDocument)
@@ -204,7 +229,7 @@ def load(sync: DocumentSync, progress: Progress = lambda stage, done, total: Non
             report.sections += len(item.sections)
             report.warned += bool(item.problems)
             batch.append(item)
-            if len(batch) >= write_batch:
+            if len(batch) >= write_batch or sum(len(record.sections) for record in batch) >= section_batch:
                 flush()
         progress("documents", done, len(jobs))
     if batch:

@@ -73,7 +73,10 @@ def build(library: str, relpath: str, data: bytes, rules: DocumentRules, stamp: 
     try:
         with time_limit(rules.parse_seconds):
             parsed, problems = _parse(fmt, data, rules)
-            return replace(_record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields), stamp=stamp)
+            record = _record(library, relpath, fmt, file_hash(data), parsed, problems, rules.id_fields)
+        if len(record.sections) > rules.max_sections:
+            raise Skipped(f"{len(record.sections):,} sections, over documents.max_sections ({rules.max_sections:,})", stamp)
+        return replace(record, stamp=stamp)
     except ParseTimeout:
         raise Skipped(f"parsing took longer than documents.parse_seconds ({rules.parse_seconds:g} s)", stamp) from None
     except Skipped as refused:

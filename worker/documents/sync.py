@@ -20,7 +20,7 @@ from worker.documents.library import Library
 from worker.documents.prepare import PreparedDocument, prepare
 from worker.documents.rules import DocumentRules
 from worker.documents.source import Skipped, read
-from worker.documents.writer import DocumentWriter, WriteReport
+from worker.documents.writer import DocumentWriter, TooLarge, WriteReport
 from worker.graph.schema import Label
 from worker.settings import Settings
 from worker.shared.changes import Announce, announcer
@@ -108,7 +108,11 @@ class DocumentSync:
             self._record(key, "conflict", f"same URI {record.uri} as {stored[1]}; rename one of them", library.name, relpath)
             return "conflict"
         prepared = prepare(record, rules.id_schemes, library.where(relpath))
-        report = self.writer.write([prepared])
+        try:
+            report = self.writer.write([prepared])
+        except TooLarge as err:  # its stored version, if any, stays: only this version does not fit
+            self._record(key, "skipped", err.refusal(prepared, stored is not None), library.name, relpath)
+            return "skipped"
         self.settle(prepared, report)
         return "written" if report.written else "unchanged"
 

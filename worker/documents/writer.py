@@ -9,13 +9,13 @@ of changed sections, links into deleted sections, and UnresolvedLinks waiting fo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from neo4j import Driver, ManagedTransaction
-from neo4j.exceptions import ConstraintError
+from neo4j.exceptions import ConstraintError, Neo4jError
 
 from worker.bridge.mentions import MentionIndex
 from worker.documents import link_version, uris
@@ -23,6 +23,7 @@ from worker.documents.prepare import PreparedDocument
 from worker.documents.resolver import LinkRow, Resolution, resolve
 from worker.graph.batches import chunks, rows_per_batch, transaction_limit
 from worker.graph.content import content_hash
+from worker.graph.engine_errors import MEMORY_LIMITS, explain
 from worker.graph.locks import LIBRARY_NAMES, lock_libraries
 from worker.graph.schema import Label, Rel
 from worker.graph.stamps import stamp
@@ -43,6 +44,29 @@ class WriteReport:
         self.linked += resolution.linked
         self.unresolved += resolution.unresolved
         self.duplicate_ids.update(resolution.duplicate_ids)
+
+
+class TooLarge(Exception):
+    """A write that needs more transaction memory than the server allows, saying the server's words
+    and what to change. The driver would retry it for 30 s in vain, so a write running out stops at
+    once; one running out at its commit is past the driver's retries when it is raised."""
+
+    def refusal(self, document: PreparedDocument, stored: bool) -> str:
+        """Why `document` alone was not written, as its problem records it."""
+        kept = "; the graph keeps its stored version" if stored else ""
+        return f"its {len(document.sections):,} sections do not fit one write{kept}: {self}"
+
+
+def _within_memory(work: Callable[..., WriteReport]) -> Callable[..., WriteReport]:
+    def guarded(tx: ManagedTransaction, *args: Any) -> WriteReport:
+        try:
+            return work(tx, *args)
+        except Neo4jError as err:
+            if err.code in MEMORY_LIMITS:
+                raise TooLarge(explain(err)) from err
+            raise
+
+    return guarded
 
 
 RESIGN_BATCH, SIGNATURE_BYTES = 2000, 8_192  # documents re-signed per transaction, at most (see `limit`)
@@ -103,20 +127,13 @@ WITH s
 OPTIONAL MATCH (s)<-[old:{Rel.HAS}]-()
 DELETE old
 """
-CREATE_SECTION_TREES = f"""
-UNWIND $documents AS document
-MATCH (d:{Label.DOCUMENT} {{uri: document.uri}})
-UNWIND document.sections AS row
+# A new document's sections are created without a lookup (its tree is linked below by uri, as an
+# edit's is): rows stay small, where carrying the tree as one list per row made Neo4j account for
+# the whole list on every row (a 60,000-section file took more than the 1 GiB limit).
+CREATE_SECTIONS = f"""
+UNWIND $rows AS props
 CREATE (s:{Label.SECTION})
-SET s = row.props, s.updated_at = datetime()
-WITH d, document, collect(s) AS made
-FOREACH (i IN range(0, size(made) - 1) |
-  FOREACH (child IN [made[i]] |
-    FOREACH (parent IN CASE WHEN document.sections[i].parent_index < 0 THEN [d]
-                            ELSE [made[document.sections[i].parent_index]] END |
-      CREATE (parent)-[:{Rel.HAS}]->(child))
-    FOREACH (next IN CASE WHEN i + 1 < size(made) THEN [made[i + 1]] ELSE [] END |
-      CREATE (child)-[:{Rel.NEXT_SECTION}]->(next))))
+SET s = props, s.updated_at = datetime()
 """
 LINK_PARENTS = {
     parent: f"""
@@ -241,15 +258,21 @@ class DocumentWriter:
 
     def write(self, records: list[PreparedDocument], defer_links: bool = False) -> WriteReport:
         """Upsert documents in one transaction. With defer_links, their links are returned instead
-        of resolved (a full load resolves them once every document exists).
+        of resolved (a full load resolves them once every document exists). `TooLarge` when the
+        server's transaction memory cannot hold them: nothing is written.
 
         Two workers may both find a document new and race to create its sections; the loser's
         transaction fails on the uri constraint and simply runs again, now seeing the winner's."""
+        write = _within_memory(self._write)
         with self._session() as session:
             try:
-                report = session.execute_write(self._write, records, defer_links)
+                report = session.execute_write(write, records, defer_links)
             except ConstraintError:
-                report = session.execute_write(self._write, records, defer_links)
+                report = session.execute_write(write, records, defer_links)
+            except Neo4jError as err:  # out of memory at commit, after the driver's retries
+                if err.code in MEMORY_LIMITS:
+                    raise TooLarge(explain(err)) from err
+                raise
         self._announce(report.written)
         return report
 
@@ -354,7 +377,7 @@ class DocumentWriter:
         self._ensure_folders(tx, changed)
 
         document_rows: list[dict[str, Any]] = []
-        created: list[dict[str, Any]] = []
+        created: list[dict[str, Any]] = []  # the props of each section of a new document
         section_rows: list[dict[str, Any]] = []
         parents: defaultdict[Label, list[dict[str, str]]] = defaultdict(list)
         pairs: list[list[str]] = []
@@ -378,15 +401,13 @@ class DocumentWriter:
                 dirty_sources.append(doc.uri)
                 fresh_rows.extend(doc.links)
             report.written.append(doc.uri)
-            if old is None:  # a new document: its whole tree in one pass
-                created.append(
-                    {
-                        "uri": doc.uri,
-                        "sections": [{"props": section.props, "parent_index": section.parent_index} for section in doc.sections],
-                    }
-                )
-                for section in doc.sections:
+            if old is None:  # a new document: its sections created, not merged
+                for position, section in enumerate(doc.sections):
+                    created.append(section.props)
+                    parents[Label.SECTION if section.parent_index >= 0 else Label.DOCUMENT].append({"uri": section.uri, "parent": section.parent})
                     fresh_rows.extend(section.links)
+                    if position:
+                        pairs.append([doc.sections[position - 1].uri, section.uri])
                 continue
             old_sections = {uri: digest for uri, digest in old["sections"] if uri is not None}
             for position, section in enumerate(doc.sections):
@@ -407,7 +428,7 @@ class DocumentWriter:
                 tx.run(DROP_OUTBOUND[label], uris=sources).consume()
         tx.run(DELETE_SECTIONS, uris=gone).consume()
         tx.run(UPSERT_DOCUMENTS, rows=document_rows).consume()
-        tx.run(CREATE_SECTION_TREES, documents=created).consume()
+        tx.run(CREATE_SECTIONS, rows=created).consume()
         tx.run(UPSERT_SECTIONS, rows=section_rows).consume()
         for label, rows in parents.items():
             tx.run(LINK_PARENTS[label], rows=rows).consume()
@@ -415,7 +436,7 @@ class DocumentWriter:
         tx.run(DROP_READING_ORDER, documents=updated).consume()
         tx.run(LINK_READING_ORDER, pairs=pairs).consume()
         rewritten = {row["uri"]: row["props"] for row in [*document_rows, *section_rows]}
-        rewritten.update((section["props"]["uri"], section["props"]) for document in created for section in document["sections"])
+        rewritten.update((props["uri"], props) for props in created)
         self.mentions.rewrite(tx, list(rewritten.items()))
 
         dirty = set(dirty_sources)
