@@ -69,7 +69,10 @@ class Stack:
         return self.settings.state_path / "logs"
 
     def start_engines(self) -> None:
-        if not self.settings.neo4j.uri:
+        if not self.settings.neo4j.uri and (already := neo4j_server.status(self.settings)) is not None:
+            # started by `lakegraph neo4j start` (a first load before the stack, say): used, and left running
+            self.say(f"neo4j   local runtime {already.uri} (pid {already.pid}), already running: used, and left running")
+        elif not self.settings.neo4j.uri:
             began = time.monotonic()
             running = neo4j_server.start(self.settings, supervised=True)
             self.owns_neo4j = True

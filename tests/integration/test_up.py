@@ -1,4 +1,5 @@
-"""`lakegraph up` on an empty state folder: ready, every local engine up, and a clean stop."""
+"""`lakegraph up` on an empty state folder: ready, every local engine up, and a clean stop; on one
+whose local Neo4j already runs, that one used and left running."""
 
 from __future__ import annotations
 
@@ -74,3 +75,22 @@ def test_killed_supervisor_leaves_no_orphans(tmp_path: Path) -> None:
     while any(is_alive(child.pid) for child in family) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [" ".join(child.cmdline()[:5]) for child in family if is_alive(child.pid)] == []
+
+
+def test_up_uses_a_local_neo4j_already_running_and_leaves_it_running(tmp_path: Path) -> None:
+    env = runtime_env(tmp_path / "state")
+    assert run_cli("neo4j", "start", env=env).returncode == 0
+    try:
+        before = json.loads(run_cli("neo4j", "status", "--json", env=env).stdout)
+        process, lines = start_up(env)
+        try:
+            assert f"neo4j   local runtime {before['uri']} (pid {before['pid']}), already running: used, and left running" in lines, lines
+            states = {row["engine"]: row["state"] for row in json.loads(run_cli("doctor", "--json", env=env).stdout)}
+            assert states["neo4j"] == states["workers"] == "up", states
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+        assert process.returncode == 0
+        assert json.loads(run_cli("neo4j", "status", "--json", env=env).stdout)["pid"] == before["pid"]
+    finally:
+        run_cli("neo4j", "stop", env=env)
