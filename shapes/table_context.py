@@ -44,6 +44,7 @@ CANDIDATES = 50  # each arm's depth: fused by rank, tables deep in two arms add 
 MAX_K = 50
 MAX_QUESTION = 4000  # a question with its context pasted in; past it, a clear refusal
 MAX_TABLE_ID = 1000
+MAX_COLUMNS = 1000
 # Words of a question sent to the index: each becomes one clause per field, within Lucene's limit.
 MAX_WORDS = 64
 # Within a grant each arm keeps its CANDIDATES best the grant sees. A term reaches several tables,
@@ -165,16 +166,29 @@ CALL (neighbours) {{
 }}
 RETURN neighbours, usage
 """
+COLUMN_DETAILS = f"""{{
+    name: c.name, type: c.type, nullable: c.nullable, primary_key: c.is_primary_key,
+    description: c.description, terms: [(c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM}) | ct.name]}}"""
+# The columns past the first ones that the question matched, by table.
+MATCHED_COLUMNS = f"""
+UNWIND $wanted AS wanted
+MATCH (:{Label.TABLE} {{id: wanted.table}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN}) WHERE c.name IN wanted.names
+RETURN wanted.table AS table, collect({COLUMN_DETAILS}) AS columns
+"""
+# Each table with every column's name in table order, and the details of all its columns ($columns
+# null) or of the first $columns and every key and join column. Which others the question matched
+# is read from the names in Python (in Cypher, testing each name of a wide table costs 15 ms).
 DETAILS = f"""
 UNWIND $ids AS id
 MATCH (t:{Label.TABLE} {{id: id}}) WHERE {visible_table("t.id")}
 CALL (t) {{
   OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
-  OPTIONAL MATCH (c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM})
-  WITH c, collect(ct.name) AS terms ORDER BY c.position
-  RETURN collect(CASE WHEN c IS NULL THEN null ELSE {{
-    name: c.name, type: c.type, nullable: c.nullable, primary_key: c.is_primary_key,
-    description: c.description, terms: terms}} END) AS columns
+  WITH c ORDER BY c.position
+  WITH collect(c) AS ordered
+  UNWIND range(0, size(ordered) - 1) AS i
+  WITH i, ordered[i] AS c
+  RETURN collect(c.name) AS names, collect(CASE WHEN $columns IS NULL OR i < $columns OR c.is_primary_key
+    OR EXISTS {{ (c)-[:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-() }} THEN {COLUMN_DETAILS} END) AS columns
 }}
 CALL (t) {{
   OPTIONAL MATCH (t)-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[k:{Rel.REFERENCES}]-(o:{Label.COLUMN}) WHERE {visible_table("o.table")}
@@ -191,7 +205,7 @@ CALL (t) {{
 }}
 OPTIONAL MATCH (t)-[:{Rel.TAGGED_WITH}]->(tt:{Label.BUSINESS_TERM})
 RETURN t.id AS id, t.name AS name, t.kind AS kind, t.description AS description, t['family'] AS family, t['shards'] AS shards,  // read by key: a graph with no family has no such key yet
-       columns, [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
+       names, columns, [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
 """
 
 
@@ -216,7 +230,8 @@ class TableContext:
     matched: list[str]  # what of it the question's words met: `name work orders`, `column vehicles.model`, `term comeback ratio`
     via_terms: list[str]
     terms: list[str]
-    columns: list[dict]
+    columns: list[dict]  # the first ones in table order, with the matched, key and join columns
+    column_count: int  # the table's columns in all: `table` lists every one
     declared_joins: list[dict]
     learned_joins: list[dict]
     joined_by: JoinedBy | None = None
@@ -244,7 +259,7 @@ def stems(text: str) -> frozenset[str]:
     return frozenset(stem(word) for word in words(text))
 
 
-def matched(question: str, table_name: str, columns: list[dict], terms: list[str]) -> list[str]:
+def matched(question: str, table_name: str, columns: list[str], terms: list[str]) -> list[str]:
     """What of a table the question's words met (by the read side's `stem`): its name, its
     columns (most words met first, at most three) and its terms."""
     asked = {stem(word) for word in meaningful(question)}
@@ -253,10 +268,22 @@ def matched(question: str, table_name: str, columns: list[dict], terms: list[str
         return len(asked & stems(text))
 
     found = [f"name {' '.join(words(table_name))}"] if met(table_name) else []
-    hits = sorted((-met(column["name"]), index) for index, column in enumerate(columns) if met(column["name"]))
-    found += [f"column {table_name}.{columns[index]['name']}" for _, index in hits[:3]]
+    hits = sorted((-count, index) for index, column in enumerate(columns) if (count := met(column)))  # a wide table's thousand names: each met once
+    found += [f"column {table_name}.{columns[index]}" for _, index in hits[:3]]
     found += [f"term {term}" for term in terms if met(term)]
     return found
+
+
+def matched_later(row: Any, found: list[str]) -> list[str]:
+    """The columns the question matched (in `found`) that DETAILS did not detail: past the first ones."""
+    said = f"column {row['name']}."
+    detailed = {column["name"] for column in row["columns"]}
+    return [entry.removeprefix(said) for entry in found if entry.startswith(said) and entry.removeprefix(said) not in detailed]
+
+
+def in_table_order(names: list[str], columns: list[dict]) -> list[dict]:
+    at = {name: index for index, name in enumerate(names)}
+    return sorted(columns, key=lambda column: at.get(column["name"], len(at)))
 
 
 class TableContextShape:
@@ -276,8 +303,9 @@ class TableContextShape:
             self._vectors_online = rows[0]["n"] == 1
         return self._vectors_online
 
-    def __call__(self, question: str, k: int = 5, partners: int = 8, grant: Grant = EVERYTHING) -> TablesResult:
-        """The k tables the grant sees that best answer `question`.
+    def __call__(self, question: str, k: int = 5, partners: int = 8, grant: Grant = EVERYTHING, columns: int | None = None) -> TablesResult:
+        """The k tables the grant sees that best answer `question`, each with its first `columns`
+        columns (None: all) and those the question matched and its key and join columns.
         Within a grant the arms read deeper, so its k best are not crowded out by hidden tables."""
         if not question.strip():
             raise ShapeError("empty question: say what data you are looking for")
@@ -301,9 +329,23 @@ class TableContextShape:
             arms[table_id].append("join")
         self._weigh_usage(fused, dict(graph["usage"]))
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
-        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, **grant.cypher())}
+        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, columns=columns, **grant.cypher())}
+        found = {table_id: matched(question, row["name"], row["names"], sorted(row["terms"])) for table_id, row in details.items()}
+        later = {table_id: names for table_id, row in details.items() if (names := matched_later(row, found[table_id]))}
+        more = (
+            {row["table"]: row["columns"] for row in self._run(MATCHED_COLUMNS, wanted=[{"table": t, "names": n} for t, n in later.items()])} if later else {}
+        )
         contexts = [
-            self._context(table_id, row, round(fused[table_id], 5), arms[table_id], via.get(table_id, []), question, joined.get(table_id, (0.0, None))[1])
+            self._context(
+                table_id,
+                row,
+                round(fused[table_id], 5),
+                arms[table_id],
+                via.get(table_id, []),
+                found[table_id],
+                joined.get(table_id, (0.0, None))[1],
+                more.get(table_id, []),
+            )
             for table_id in best
             if (row := details.get(table_id)) is not None
         ]
@@ -360,8 +402,17 @@ class TableContextShape:
 
     @staticmethod
     def _context(
-        table_id: str, row: Any, score: float, found_by: list[str], via: list[str], question: str = "", joined: JoinedBy | None = None
+        table_id: str,
+        row: Any,
+        score: float,
+        found_by: list[str],
+        via: list[str],
+        found: list[str] | None = None,
+        joined: JoinedBy | None = None,
+        more: list[dict] | None = None,
     ) -> TableContext:
+        """`found`: what the question matched (None: no question); `more`: the matched columns
+        past the first ones, read apart."""
         return TableContext(
             id=table_id,
             name=row["name"],
@@ -369,10 +420,11 @@ class TableContextShape:
             description=row["description"],
             score=score,
             found_by=found_by,
-            matched=matched(question, row["name"], row["columns"], sorted(row["terms"])) if question else [],
+            matched=found or [],
             via_terms=via,
             terms=sorted(row["terms"]),
-            columns=row["columns"],
+            columns=in_table_order(row["names"], row["columns"] + (more or [])),
+            column_count=len(row["names"]),
             declared_joins=row["declared"],
             learned_joins=row["learned"],
             joined_by=joined,
@@ -383,7 +435,7 @@ class TableContextShape:
     def one(self, table_id: str, partners: int = 8, grant: Grant = EVERYTHING) -> TablesResult:
         """One table's context by its id (its resource, lakegraph://tables/<id>); a table outside
         the grant is not found, in the same words as one that does not exist."""
-        found = self._run(DETAILS, ids=[table_id], partners=partners, **grant.cypher())
+        found = self._run(DETAILS, ids=[table_id], partners=partners, columns=None, **grant.cypher())
         if not found:
             raise NotFound(f"no table {table_id!r}: table ids are as table_context and join_path give them")
         return TablesResult(table_id, ["id"], [self._context(table_id, found[0], 0.0, [], [])])
@@ -415,6 +467,9 @@ def render(result: TablesResult) -> str:
             note = f"  — {column['description']}" if column["description"] else ""
             terms = f"  [{', '.join(column['terms'])}]" if column["terms"] else ""
             lines.append(f"  {column['name']:<24} {column['type'] or '?':<12}{extra}{note}{terms}")
+        if table.column_count > len(table.columns):
+            hidden = table.column_count - len(table.columns)
+            lines.append(f"  … {hidden} more column{'s' if hidden > 1 else ''} (table {table.id} lists them all)")
         for join in table.declared_joins:
             arrow = "→" if join["direction"] == "out" else "←"
             lines.append(f"  key  {join['column']} {arrow} {join['other']}  ({join['constraint']})")
@@ -431,6 +486,9 @@ class TableContextParams(Params):
         description="What data you need, in your own words — a full sentence works: 'how many work orders per vehicle model'", max_length=MAX_QUESTION
     )
     k: int = Field(5, ge=1, le=MAX_K, description="Tables to return")
+    columns: int = Field(
+        30, ge=1, le=MAX_COLUMNS, description="Columns shown per table: the first ones in table order, and every one the question matched or a key uses"
+    )
 
 
 class TableParams(Params):
@@ -448,7 +506,7 @@ SPEC = ShapeSpec(
     params=TableContextParams,
     output=TablesResult,
     refers={"id": "table"},
-    run=lambda shapes, p, grant: shapes.table_context(p.question, p.k, grant=grant),
+    run=lambda shapes, p, grant: shapes.table_context(p.question, p.k, grant=grant, columns=p.columns),
     render=render,
     rows=("tables",),
     needs="tables",

@@ -1,5 +1,5 @@
-"""Embeddings by default: the all-MiniLM-L6-v2 lakegraph ships, run with numpy, agreeing with
-sentence-transformers; vectors only for changed text (a table event re-embeds that table alone);
+"""Embeddings by default: the all-MiniLM-L6-v2 lakegraph ships, run with ONNX Runtime from a graph
+written once from its weights, agreeing with sentence-transformers; vectors only for changed text (a table event re-embeds that table alone);
 a date-sharded family searched as one table; vector indexes that exist exactly when an embedder
 is configured (`embeddings.provider = "none"` drops them)."""
 
@@ -16,7 +16,7 @@ from neo4j import Driver
 from shapes.table_context import TableContextShape, render
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from worker.embedding.bert import BertEmbedder
+from worker.embedding.bert import MAX_QUESTION_TOKENS, BertEmbedder
 from worker.embedding.factory import SHIPPED_MODEL, embedder
 from worker.graph import schema
 from worker.graph.setup import apply_schema
@@ -85,10 +85,22 @@ def float32_model() -> BertEmbedder:
     return BertEmbedder(Path(package.__path__[0]) / "model")
 
 
-def test_numpy_forward_pass_matches_sentence_transformers() -> None:
+def test_the_onnx_graph_matches_sentence_transformers() -> None:
     vector = np.array(float32_model().embed([REFERENCE_SENTENCE])[0])
     assert np.allclose(vector[:5], REFERENCE_START, atol=1e-5)
     assert abs(np.linalg.norm(vector) - 1.0) < 1e-5
+
+
+def test_the_graph_is_written_once_and_read_after(tmp_path: Path) -> None:
+    """The first load writes the model's graph where it is kept; the next one reads it (no onnx
+    import), to the same vectors; a half-written file never takes its place."""
+    first = BertEmbedder(SHIPPED_MODEL, built=tmp_path)
+    kept = list(tmp_path.iterdir())
+    assert [path.suffix for path in kept] == [".onnx"]
+    written = kept[0].stat().st_mtime_ns
+    again = BertEmbedder(SHIPPED_MODEL, built=tmp_path)
+    assert kept[0].stat().st_mtime_ns == written and list(tmp_path.iterdir()) == kept
+    assert np.allclose(first.embed([REFERENCE_SENTENCE]), again.embed([REFERENCE_SENTENCE]), atol=1e-6)
 
 
 def test_the_shipped_model_is_the_default_and_agrees_with_float32(bert_settings: Settings) -> None:
@@ -102,14 +114,14 @@ def test_the_shipped_model_is_the_default_and_agrees_with_float32(bert_settings:
 
 
 def test_a_question_is_cut_shorter_than_a_stored_text(bert_settings: Settings) -> None:
-    """A question embeds as a stored text does up to 64 word pieces; past them it is cut there."""
+    """A question embeds as a stored text does up to MAX_QUESTION_TOKENS word pieces; past them it is cut there."""
     model = embedder(bert_settings)
     assert isinstance(model, BertEmbedder)
     short = "how many work orders per vehicle model"
     assert np.allclose(model.embed_question(short), model.embed([short])[0], atol=1e-5)
     long = " ".join(f"word{index}" for index in range(200))
     kept = model.question_tokenizer.decode(model.question_tokenizer.encode(long).ids)
-    assert len(model.question_tokenizer.encode(long).ids) == 64
+    assert len(model.question_tokenizer.encode(long).ids) == MAX_QUESTION_TOKENS
     assert np.allclose(model.embed_question(long), model.embed([kept])[0], atol=1e-4)
     assert not np.allclose(model.embed_question(long), model.embed([long])[0], atol=1e-3)
 

@@ -57,6 +57,20 @@ def test_a_table_is_found_through_its_business_term(shapes: Shapes) -> None:
     assert "Comeback ratio" in answer.text() and "freshness:" in answer.text()
 
 
+def test_a_wide_table_shows_its_first_columns_with_the_matched_and_key_ones(shapes: Shapes) -> None:
+    """`columns` caps each table's columns in the answer, never hiding one the question matched
+    or one a key or join uses; the answer says how many there are, and `table` lists them all."""
+    answer = shapes.ask("table_context", question="work orders opened per vehicle", columns=1)
+    orders = next(table for table in answer.result.tables if table.id == "warehouse.service.work_orders")
+    assert [column["name"] for column in orders.columns] == ["id", "vin", "fault_code", "opened"]  # first, key, learned join, matched
+    assert orders.column_count == 5 and "column work_orders.opened" in orders.matched
+    assert "… 1 more column (table warehouse.service.work_orders lists them all)" in answer.text()
+    whole = shapes.ask("table", table="warehouse.service.work_orders").result.tables[0]
+    assert [column["name"] for column in whole.columns] == ["id", "vin", "fault_code", "opened", "is_comeback"] and whole.column_count == 5
+    default = shapes.ask("table_context", question="work orders opened per vehicle").result.tables
+    assert all(len(table.columns) == table.column_count for table in default)  # narrow tables: every column
+
+
 def test_table_text_arm_finds_tables_by_description(shapes: Shapes) -> None:
     ids = [table.id for table in shapes.ask("table_context", question="diagnostic trouble code", k=3).result.tables]
     assert ids[0] == "warehouse.service.fault_codes"

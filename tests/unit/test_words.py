@@ -82,6 +82,6 @@ def test_any_question_makes_a_query_of_plain_words(question: str) -> None:
 
 
 def test_matches_name_the_columns_a_question_meets() -> None:
-    columns = [{"name": "vin"}, {"name": "model"}, {"name": "model_year"}, {"name": "make"}]
+    columns = ["vin", "model", "model_year", "make"]
     assert matched("work orders per vehicle model", "vehicles", columns, []) == ["name vehicles", "column vehicles.model", "column vehicles.model_year"]
-    assert matched("comeback ratio", "work_orders", [{"name": "is_comeback"}], ["comeback ratio"]) == ["column work_orders.is_comeback", "term comeback ratio"]
+    assert matched("comeback ratio", "work_orders", ["is_comeback"], ["comeback ratio"]) == ["column work_orders.is_comeback", "term comeback ratio"]

@@ -9,7 +9,8 @@ of changed sections, links into deleted sections, and UnresolvedLinks waiting fo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -57,14 +58,23 @@ class TooLarge(Exception):
         return f"its {len(document.sections):,} sections do not fit one write{kept}: {self}"
 
 
+@contextmanager
+def _refused_past_memory() -> Iterator[None]:
+    """The server's out-of-memory error as `TooLarge`; any other error as it is."""
+    try:
+        yield
+    except Neo4jError as err:
+        if err.code in MEMORY_LIMITS:
+            raise TooLarge(explain(err)) from err
+        raise
+
+
 def _within_memory(work: Callable[..., WriteReport]) -> Callable[..., WriteReport]:
+    """`work` as a transaction function that stops the driver's retries when memory runs out."""
+
     def guarded(tx: ManagedTransaction, *args: Any) -> WriteReport:
-        try:
+        with _refused_past_memory():
             return work(tx, *args)
-        except Neo4jError as err:
-            if err.code in MEMORY_LIMITS:
-                raise TooLarge(explain(err)) from err
-            raise
 
     return guarded
 
@@ -264,15 +274,11 @@ class DocumentWriter:
         Two workers may both find a document new and race to create its sections; the loser's
         transaction fails on the uri constraint and simply runs again, now seeing the winner's."""
         write = _within_memory(self._write)
-        with self._session() as session:
+        with self._session() as session, _refused_past_memory():  # out of memory at commit, after the driver's retries
             try:
                 report = session.execute_write(write, records, defer_links)
             except ConstraintError:
                 report = session.execute_write(write, records, defer_links)
-            except Neo4jError as err:  # out of memory at commit, after the driver's retries
-                if err.code in MEMORY_LIMITS:
-                    raise TooLarge(explain(err)) from err
-                raise
         self._announce(report.written)
         return report
 

@@ -29,9 +29,9 @@ def dimensions(settings: Settings) -> int | None:
 def embedder(settings: Settings) -> Embedder | None:
     if settings.embeddings.provider == "none":
         return None
-    return _load(model_folder(settings), settings.embeddings.batch_size)
+    return _load(model_folder(settings), settings.embeddings.batch_size, settings.cache_path / "embedding")
 
 
 @lru_cache(maxsize=2)
-def _load(folder: Path, batch_size: int) -> BertEmbedder:
-    return BertEmbedder(folder, batch_size)
+def _load(folder: Path, batch_size: int, built: Path) -> BertEmbedder:
+    return BertEmbedder(folder, batch_size, built)
