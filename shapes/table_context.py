@@ -138,34 +138,6 @@ RETURN by_table, ids AS by_term
 BY_VECTOR_EVERYWHERE = BY_VECTOR.format(tables=BY_TABLE_VECTOR, terms=BY_TERM_VECTOR)
 BY_VECTOR_WITHIN = BY_VECTOR.format(tables=BY_TABLE_VECTOR_WITHIN, terms=BY_TERM_VECTOR)
 VECTOR_INDEX_ONLINE = "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN count(*) AS n"
-# The tables the best ones join, by a declared key or a learned join, with the key; and how
-# often analysts query each candidate (the query log's executions of queries that use it).
-# The graph's part, in one round trip: the tables the best ones join (by a declared key or a
-# learned join, with the whole key of the best such edge), and how often analysts query each
-# candidate and each such table (the executions of the queries that use it).
-FROM_GRAPH = f"""
-CALL () {{
-  UNWIND $seeds AS seed
-  MATCH (t:{Label.TABLE} {{id: seed}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[r:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(o:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(n:{Label.TABLE})
-  WHERE n <> t AND {visible_table("n.id")}
-  WITH seed, n, c, o, r, CASE type(r) WHEN '{Rel.REFERENCES}' THEN 1.0 ELSE coalesce(r.confidence, 0.0) END AS confidence,
-       coalesce(r.constraint, elementId(r)) AS edge
-  ORDER BY confidence DESC, edge, c.name
-  WITH seed, n, edge, confidence, type(r) = '{Rel.REFERENCES}' AS declared, collect([c.name, o.name]) AS pairs
-  ORDER BY confidence DESC, edge
-  WITH seed, n, head(collect({{pairs: pairs, declared: declared, confidence: confidence}})) AS key
-  RETURN collect({{seed: seed, id: n.id, key: key}}) AS neighbours
-}}
-CALL (neighbours) {{
-  UNWIND $ids + [x IN neighbours | x.id] AS id
-  WITH DISTINCT id
-  MATCH (t:{Label.TABLE} {{id: id}})
-  OPTIONAL MATCH (q:{Label.QUERY})-[:{Rel.USES}]->(t)
-  WITH id, coalesce(sum(q.executions), 0) AS executions
-  RETURN collect([id, executions]) AS usage
-}}
-RETURN neighbours, usage
-"""
 COLUMN_DETAILS = f"""{{
     name: c.name, type: c.type, nullable: c.nullable, primary_key: c.is_primary_key,
     description: c.description, terms: [(c)-[:{Rel.TAGGED_WITH}]->(ct:{Label.BUSINESS_TERM}) | ct.name]}}"""
@@ -178,7 +150,7 @@ RETURN wanted.table AS table, collect({COLUMN_DETAILS}) AS columns
 # Each table with every column's name in table order, and the details of all its columns ($columns
 # null) or of the first $columns and every key and join column. Which others the question matched
 # is read from the names in Python (in Cypher, testing each name of a wide table costs 15 ms).
-DETAILS = f"""
+DETAILS_ROW = f"""
 UNWIND $ids AS id
 MATCH (t:{Label.TABLE} {{id: id}}) WHERE {visible_table("t.id")}
 CALL (t) {{
@@ -204,8 +176,42 @@ CALL (t) {{
     queries: j.distinct_queries, declared: j.declared}} END) AS learned
 }}
 OPTIONAL MATCH (t)-[:{Rel.TAGGED_WITH}]->(tt:{Label.BUSINESS_TERM})
-RETURN t.id AS id, t.name AS name, t.kind AS kind, t.description AS description, t['family'] AS family, t['shards'] AS shards,  // read by key: a graph with no family has no such key yet
-       names, columns, [d IN declared WHERE d.other IS NOT NULL] AS declared, learned, collect(tt.name) AS terms
+WITH t, names, columns, declared, learned, collect(tt.name) AS terms
+WITH {{id: t.id, name: t.name, kind: t.kind, description: t.description, family: t['family'], shards: t['shards'],  // by key: a graph with no family has no such key yet
+       names: names, columns: columns, declared: [d IN declared WHERE d.other IS NOT NULL], learned: learned, terms: terms}} AS row
+"""
+DETAILS = DETAILS_ROW + "RETURN row"
+# The graph's part, in one round trip: the tables the best ones join (by a declared key or a
+# learned join, with the whole key of the best such edge), how often analysts query each
+# candidate and each such table (the executions of the queries that use it), and the details of
+# the tables likely to be answered ($ids: the best and those near them; a joined table that
+# rises among the best is read after).
+FROM_GRAPH = f"""
+CALL () {{
+  UNWIND $seeds AS seed
+  MATCH (t:{Label.TABLE} {{id: seed}})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})-[r:{Rel.REFERENCES}|{Rel.JOINS_WITH}]-(o:{Label.COLUMN})<-[:{Rel.HAS_COLUMN}]-(n:{Label.TABLE})
+  WHERE n <> t AND {visible_table("n.id")}
+  WITH seed, n, c, o, r, CASE type(r) WHEN '{Rel.REFERENCES}' THEN 1.0 ELSE coalesce(r.confidence, 0.0) END AS confidence,
+       coalesce(r.constraint, elementId(r)) AS edge
+  ORDER BY confidence DESC, edge, c.name
+  WITH seed, n, edge, confidence, type(r) = '{Rel.REFERENCES}' AS declared, collect([c.name, o.name]) AS pairs
+  ORDER BY confidence DESC, edge
+  WITH seed, n, head(collect({{pairs: pairs, declared: declared, confidence: confidence}})) AS key
+  RETURN collect({{seed: seed, id: n.id, key: key}}) AS neighbours
+}}
+CALL (neighbours) {{
+  UNWIND $candidates + [x IN neighbours | x.id] AS id
+  WITH DISTINCT id
+  MATCH (t:{Label.TABLE} {{id: id}})
+  OPTIONAL MATCH (q:{Label.QUERY})-[:{Rel.USES}]->(t)
+  WITH id, coalesce(sum(q.executions), 0) AS executions
+  RETURN collect([id, executions]) AS usage
+}}
+CALL () {{
+  {DETAILS_ROW}
+  RETURN collect(row) AS details
+}}
+RETURN neighbours, usage, details
 """
 
 
@@ -322,14 +328,20 @@ class TableContextShape:
                 fused[table_id] += weight / (self.ranking.rrf_k + rank + 1)
                 arms[table_id].append(arm)
         seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
-        graph = self._run(FROM_GRAPH, seeds=seeds, ids=list(fused), **grant.cypher())[0]
+        # The tables how often they are queried may lift among the seeds: their details are read with the graph's part.
+        least = fused[seeds[-1]] if seeds else 0.0
+        near = [table_id for table_id in fused if table_id not in seeds and fused[table_id] * (1 + self.ranking.usage_share) >= least]
+        read = {"partners": partners, "columns": columns, **grant.cypher()}
+        graph = self._run(FROM_GRAPH, seeds=seeds, candidates=list(fused), ids=seeds + near, **read)[0]
         joined = self._joined(fused, graph["neighbours"])
         for table_id, (share, _) in joined.items():
             fused[table_id] += share
             arms[table_id].append("join")
         self._weigh_usage(fused, dict(graph["usage"]))
         best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
-        details = {row["id"]: row for row in self._run(DETAILS, ids=best, partners=partners, columns=columns, **grant.cypher())}
+        details = {row["id"]: row for row in graph["details"] if row["id"] in best}
+        if missing := [table_id for table_id in best if table_id not in details]:  # brought by a join
+            details |= {record["row"]["id"]: record["row"] for record in self._run(DETAILS, ids=missing, **read)}
         found = {table_id: matched(question, row["name"], row["names"], sorted(row["terms"])) for table_id, row in details.items()}
         later = {table_id: names for table_id, row in details.items() if (names := matched_later(row, found[table_id]))}
         more = (
@@ -438,7 +450,7 @@ class TableContextShape:
         found = self._run(DETAILS, ids=[table_id], partners=partners, columns=None, **grant.cypher())
         if not found:
             raise NotFound(f"no table {table_id!r}: table ids are as table_context and join_path give them")
-        return TablesResult(table_id, ["id"], [self._context(table_id, found[0], 0.0, [], [])])
+        return TablesResult(table_id, ["id"], [self._context(table_id, found[0]["row"], 0.0, [], [])])
 
     def _run(self, query: str, **params: object) -> list:
         return self.driver.execute_query(query, params, database_=self.database).records

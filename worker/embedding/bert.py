@@ -23,10 +23,11 @@ REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # Texts are cut at 128 word pieces, the length all-MiniLM-L6-v2 was trained on: a wide table's
 # text past it adds little, and costs twice the time per text (measured on Spider 2.0's catalogues).
 MAX_TOKENS = 128
-# A question is cut at 32: on Spider 2.0-lite's questions (63 word pieces on average) recall at 5
-# and 10 held within a point of 64's while the call's p95 over HTTP fell from 56 to 47 ms
-# (tests/benchmarks/table_retrieval.py); the full-text arms read every word of it.
-MAX_QUESTION_TOKENS = 32
+# A question is cut at 48: on Spider 2.0-lite's questions (63 word pieces on average) recall held
+# within about two points of 64's on every engine (32 lost 3 to 6 at 3 and 5) while the call's
+# p95 over HTTP fell under 50 ms (tests/benchmarks/table_retrieval.py); the full-text arms read
+# every word of it.
+MAX_QUESTION_TOKENS = 48
 
 
 @dataclass(frozen=True)
