@@ -286,10 +286,16 @@ def _runs(rows: list, grant: Grant) -> list[dict]:
             "documents": None,
             "grouped": None,
             "themes": None,
-            "changes": {"moved": [move for move in run["changes"].get("moved", []) if grant.sees_uri(move["document"])]},
+            "changes": _seen_changes(run["changes"], grant),
         }
         for run in runs
     ]
+
+
+def _seen_changes(changes: dict, grant: Grant) -> dict:
+    """A run's moves and edits of the documents `grant` sees, counted among them."""
+    edited = [uri for uri in changes.get("edited", []) if grant.sees_uri(uri)]
+    return {"moved": [move for move in changes.get("moved", []) if grant.sees_uri(move["document"])], "edited": edited, "edits": len(edited)}
 
 
 def render(result: ThemesResult) -> str:
@@ -331,6 +337,9 @@ def render_changes(result: ThemeChangesResult) -> str:
         counts = WITHHELD if run["themes"] is None else f"{run['themes']} themes, {run['grouped']}/{run['documents']} grouped"
         lines.append(f"{run['started']}  {run['id']}  {counts}: " + ("; ".join(parts) or "no change"))
         lines += [f"    moved {move['document']}: {move['from'] or 'ungrouped'} → {move['to'] or 'ungrouped'}" for move in change.get("moved", [])]
+        if change.get("edited"):
+            more = change["edits"] - len(change["edited"])
+            lines.append(f"    after edits to the links of {', '.join(change['edited'])}" + (f" and {more} more" if more > 0 else ""))
     return "\n".join(lines)
 
 

@@ -6,23 +6,31 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from neo4j import Driver
+from playwright.sync_api import sync_playwright
 
+from shapes.serving.themes_page import phrase
 from tests import themes_properties as props
+from tests.browser import CHROMIUM_FLAGS, chromium
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from tests.helpers import clean_env, run_cli
+from tests.helpers import LAKEGRAPH, clean_env, run_cli
 from tests.paging import reassembled, walk
 from worker.documents.loader import load
 from worker.documents.sync import DocumentSync
 from worker.graph.setup import apply_schema
+from worker.runtime.processes import stop_pid
 from worker.settings import Settings
 from worker.themes.runner import ThemeRunner
 
 pytestmark = pytest.mark.timeout(900)
+LEVEL_0_NAMES = "MATCH (t:Theme {level: 0}) RETURN t.id AS id, t.name AS name"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # kept after the run (.gitignore)
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +62,44 @@ def test_runs_on_an_unchanged_real_estate_are_identical(estate: Settings, driver
     assert not runner.run().ran  # the debounced path: nothing changed, nothing runs
     rebuilt = runner.run(rebuild=True)  # Leiden from scratch is a function of the graph too
     assert rebuilt.mode == "full" and props.snapshot(driver) == themes
+
+
+def test_the_page_paints_the_estate_within_a_second_with_every_theme_readable(
+    estate: Settings, driver: Driver, neo4j_service: Neo4jService, tmp_path: Path
+) -> None:
+    """The authors' page on the real estate, opened on a server just started: every theme's card
+    and circle drawn within a second of the request, every name whole (the map names each on
+    focus past a dozen themes); the screenshot is kept in ARTIFACTS."""
+    stored = {row["id"]: row["name"] for row in driver.execute_query(LEVEL_0_NAMES).records}
+    level0 = len(stored)
+    state = tmp_path / "serve-state"
+    env = clean_env(**neo4j_service.env(), LAKEGRAPH_STATE_DIR=str(state), LAKEGRAPH_LOG_LEVEL="warning")
+    server = subprocess.Popen([LAKEGRAPH, "serve", "--http", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        base = (server.stdout.readline() if server.stdout else "").split()[2].split("/v1")[0]
+        token = (state / "serve" / "token").read_text().strip()
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                began = time.monotonic()
+                page.goto(f"{base}/themes?token={token}")
+                page.wait_for_function(
+                    f"document.querySelectorAll('.theme-card').length === {level0} && document.querySelectorAll('#graph svg g.theme').length === {level0}"
+                )
+                painted = time.monotonic() - began
+                names = page.locator(".theme-card h3").all_inner_texts()
+                labels = page.locator("#graph svg g.theme").evaluate_all("nodes => nodes.map(node => node.getAttribute('aria-label'))")
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / "themes-page-powershell.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        stop_pid(server.pid, timeout=10)
+        server.wait(10)
+    assert painted < 1.0, f"first paint of {level0} themes took {painted:.2f} s"
+    assert len(names) == len(labels) == level0 and all("…" not in name and " · " in name for name in names)
+    assert all(phrase(stored[label.split(" · ")[0]]) in label for label in labels)  # whole, never cut
 
 
 # The share of themes that keep their id after an edit of that fraction of the links, at least

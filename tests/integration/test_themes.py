@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
+from shapes.serving.identity import Caller
 from shapes.serving.service import Shapes
-from shapes.themes import stored_themes
+from shapes.themes import render_changes, stored_themes
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
 from tests.helpers import assert_one_line_error, clean_env, run_cli
@@ -21,6 +22,7 @@ from worker.documents.sync import DocumentSync
 from worker.exceptions import LakegraphError
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
+from worker.shared.grants import Grant
 from worker.themes import write
 from worker.themes.engines import PROJECT, GdsEngine
 from worker.themes.model import DocumentGraph
@@ -144,6 +146,8 @@ def test_ids_stay_stable_and_changes_are_logged(library: tuple[Settings, Path], 
     report = runner.run()
     assert report.ran and report.changes["grew"] == {brakes: 1} and report.changes["born"] == []
     assert report.changes["moved"] == [{"document": "lib/brakes/calipers", "from": None, "to": brakes}]
+    # Why: the edit that changed links, not the one that changed text only (the first run named none).
+    assert (report.changes["edited"], report.changes["edits"]) == (["lib/brakes/calipers"], 1)
     assert memberships(driver)[brakes] == sorted(first[brakes] + ["lib/brakes/calipers"])
     logged = driver.execute_query("MATCH (r:ThemeRun) RETURN r.changes AS changes ORDER BY r.started").records
     assert len(logged) == 2 and json.loads(logged[-1]["changes"])["grew"] == {brakes: 1}
@@ -258,6 +262,11 @@ def test_a_document_whose_links_move_is_recorded_as_that_move(library: tuple[Set
     report = runner.run()
     assert report.changes["moved"] == [{"document": "lib/brakes/bulletin", "from": brakes, "to": network}]
     assert report.changes["grew"] == {network: 1} and report.changes["shrank"] == {brakes: 1}
+    assert report.changes["edited"] == ["lib/brakes/bulletin"]
+    log = render_changes(shapes.ask("theme_changes", since="2000-01-01").result)
+    assert log.endswith(f"moved lib/brakes/bulletin: {brakes} → {network}\n    after edits to the links of lib/brakes/bulletin"), log
+    network_only = Shapes(settings, driver, "neo4j").ask("theme_changes", Caller("a", "", Grant(("net",), ("lib/network",))), since="2000-01-01").result
+    assert [run["changes"] for run in network_only.runs][-1] == {"moved": [], "edited": [], "edits": 0}  # the bulletin is not theirs
     after = shapes.ask("themes").result
     assert after == Shapes(settings, driver, "neo4j").ask("themes").result  # the new run's themes, not the kept ones
     assert {view.id: view.size for view in after.themes} == {brakes: sizes[brakes] - 1, network: sizes[network] + 1}

@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.services import neocarta, oidc_issuer
+from tests.services import axe, neocarta, oidc_issuer
 from worker.runtime import bigquery_emulator, fake_gcs, maven, pubsub_emulator
 from worker.settings import load_settings
 
@@ -15,6 +15,7 @@ def install() -> None:
     print(f"fake-gcs-server: {fake_gcs.ensure_binary(cache)}")
     print(f"neocarta mcp: {neocarta.ensure_venv(cache)}")
     print(f"oidc issuer: {oidc_issuer.ensure_packages(cache)}")
+    print(f"axe-core: {axe.script(cache)}")
 
 
 if __name__ == "__main__":

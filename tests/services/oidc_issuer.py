@@ -16,7 +16,6 @@ import json
 import re
 import secrets
 import shutil
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +27,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from tests.services.npm import installed
 from worker.runtime.processes import free_port
 from worker.runtime.services import ServiceProcess, spawn
 
@@ -38,19 +38,7 @@ SCOPES = ["lakegraph:read", "lakegraph:sql"]
 
 def ensure_packages(cache_dir: Path) -> Path:
     """The issuer's folder under the cache, with its node_modules installed from the lock file."""
-    home = cache_dir / "oidc-issuer"
-    home.mkdir(parents=True, exist_ok=True)
-    lock = (SOURCE / "package-lock.json").read_bytes()
-    marker = home / ".installed-lock"
-    for name in FILES:
-        shutil.copyfile(SOURCE / name, home / name)
-    if not marker.is_file() or marker.read_bytes() != lock:
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError("the test issuer needs Node.js and npm (apt-get install nodejs npm)")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=home, check=True, timeout=600)
-        marker.write_bytes(lock)
-    return home
+    return installed(SOURCE, FILES, cache_dir / "oidc-issuer")
 
 
 def signing_key(kid: str) -> dict[str, Any]:

@@ -146,16 +146,22 @@ class DocumentGraph:
             found[self.documents[links.source[row]]][self.documents[links.target[row]]] = int(links.count[row])
         return found
 
-    @property
-    def frontier(self) -> set[str]:
-        """The documents at either end of a document-level link that changed since the last run."""
+    @cached_property
+    def edits(self) -> dict[str, set[str]]:
+        """The documents whose document-level links changed since the last run (an edit that only
+        touched text is none), each with the documents its changed links lead to or came from."""
         now = self.changed_links
-        moved: set[str] = set()
+        found: dict[str, set[str]] = {}
         for uri, change in self.changed.items():
             ends = {target for target in change.themed.keys() | now[uri].keys() if change.themed.get(target) != now[uri].get(target)}
             if ends:
-                moved |= ends | {uri}
-        return moved
+                found[uri] = ends
+        return found
+
+    @property
+    def frontier(self) -> set[str]:
+        """The documents at either end of a document-level link that changed since the last run."""
+        return set(self.edits).union(*self.edits.values())
 
 
 @dataclass(frozen=True)
@@ -175,6 +181,9 @@ class Theme:
     conductance: float
 
 
+EDITS_KEPT = 100  # edited documents a run names; it counts them all
+
+
 @dataclass
 class ThemeChanges:
     """What changed against the previous run, at level 0."""
@@ -186,6 +195,10 @@ class ThemeChanges:
     grew: dict[str, int] = field(default_factory=dict)  # id -> members gained (net)
     shrank: dict[str, int] = field(default_factory=dict)
     moved: list[dict] = field(default_factory=list)  # {"document", "from", "to"}; None for ungrouped
+    # Why: the documents whose links changed since the run before (the first EDITS_KEPT of them by
+    # uri) and how many there were; none for a first run. They change nothing by themselves.
+    edited: list[str] = field(default_factory=list)
+    edits: int = 0
 
     @property
     def empty(self) -> bool:

@@ -29,7 +29,7 @@ from worker.shared.changes import Announce, Change, announcer
 from worker.themes import frontier, write
 from worker.themes.engines import Engine, GdsEngine, LeidenalgEngine
 from worker.themes.identity import assign_ids, changes
-from worker.themes.model import DocumentGraph, Partition, Theme
+from worker.themes.model import EDITS_KEPT, DocumentGraph, Partition, Theme
 from worker.themes.projection import DOCUMENT_BYTES, document_graph, labelled_conductance
 from worker.themes.summary import ThemeLabels, ThemeSummary, summarize, theme_labels
 from worker.themes.write import ThemesWrite
@@ -145,6 +145,8 @@ class ThemeRunner:
         before, after = _at_level(previous, 0), _at_level(themes, 0)
         differing = _differing(before, after)  # the others took part in no change
         found = changes({key: before[key] for key in differing & before.keys()}, {key: after[key] for key in differing & after.keys()})
+        if last:
+            found.edited, found.edits = sorted(graph.edits)[:EDITS_KEPT], len(graph.edits)
         grouped = sum(len(theme.members) for theme in themes if theme.level == 0)
         run_id = f"run-{started.strftime('%Y%m%dT%H%M%S.%fZ')}"
         report = RunReport(
