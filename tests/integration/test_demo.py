@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -20,7 +21,9 @@ import jsonschema
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from playwright.sync_api import expect, sync_playwright
 
+from tests.browser import CHROMIUM_FLAGS, chromium
 from tests.helpers import LAKEGRAPH, clean_env
 from worker.runtime.processes import free_port
 
@@ -324,6 +327,68 @@ def test_an_analysts_own_words_find_the_tables(demo: Demo) -> None:
     assert "column vehicles.model" in vehicles["matched"]
     came_back = found["which parts came back most"]["tables"]
     assert any(table["joined_by"] for table in came_back), came_back  # a table the best ones join, and over which key
+
+
+# The ABS bulletin rewritten to point at the ignition documents: it should leave the ABS theme for the ignition one.
+ABS_BULLETIN_TO_IGNITION = """# TSB abs service update
+
+## Condition
+Applies to fault codes C0110, C0121, C0265.
+
+## Correction
+- Follow [PROC-IGN-01](../procedures/ignition/proc-ign-01.md) using [IC-3051B](../parts/ignition/ic-3051b.md).
+- Follow [PROC-IGN-02](../procedures/ignition/proc-ign-02.md) using [SP-112](../parts/ignition/sp-112.md).
+- See the [Aster ignition manual](../manuals/ignition/aster.md) and the [Boreal ignition manual](../manuals/ignition/boreal.md).
+"""
+# The moment the page's timeline first names a move of the bulletin, by the page's clock (the machine's).
+WATCH_MOVES = """
+window.namedAt = null;
+new MutationObserver(() => {
+  const move = [...document.querySelectorAll('#timeline li.run .move')].find(el => el.textContent.startsWith('TSB abs service update:'));
+  if (move && window.namedAt === null) window.namedAt = Date.now();
+}).observe(document.getElementById('timeline'), {childList: true, subtree: true, characterData: true});
+"""
+
+
+def test_an_author_finds_a_bulletin_and_sees_the_edit_that_moved_it(demo: Demo) -> None:
+    """On the demo's themes page, live: an author finds the ABS bulletin by title, sees its theme and
+    its strongest links; rewrites it to point at the ignition documents; the worker's debounced
+    run moves it, and the timeline names the move and the edit within a second of the run."""
+    bulletin = demo.folder / "library" / "bulletins" / "tsb-abs-update.md"
+    original = bulletin.read_text()
+    headers = {"Authorization": f"Bearer {demo.token}"}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{demo.base}/themes?token={demo.token}")
+            expect(page.locator(".theme-card").first).to_be_visible(timeout=30_000)
+            page.locator("#q").fill("abs service update")
+            found = page.locator(".found", has=page.locator("h3", has_text="TSB abs service update"))
+            expect(found.locator(".place")).to_contain_text("In T", timeout=10_000)
+            before = found.locator(".place").inner_text().split()[1]  # its theme's id
+            abs_theme = page.locator(f".theme-card[data-id='{before}'] h3").inner_text()
+            assert "abs" in abs_theme.lower(), abs_theme
+            expect(found.locator(".doc", has_text="PROC-ABS-01")).to_have_count(1)  # a strongest link out
+            page.evaluate(WATCH_MOVES)
+            try:
+                bulletin.write_text(ABS_BULLETIN_TO_IGNITION)
+                latest = page.locator("#timeline li.run").first
+                expect(latest.locator(".move", has_text="TSB abs service update:")).to_have_count(1, timeout=90_000)
+                move = latest.locator(".move", has_text="TSB abs service update:").inner_text()
+                after = move.split("→ ")[1].split()[0]
+                assert move.startswith(f"TSB abs service update: {before} ") and after != before, move
+                assert "ignition" in page.locator(f".theme-card[data-id='{after}'] h3").inner_text().lower()
+                expect(latest.locator(".edits")).to_contain_text("TSB abs service update")
+                run = httpx2.get(f"{demo.base}/v1/themes", headers=headers, timeout=30).json()["run"]
+                ended = datetime.fromisoformat(run["started"]).timestamp() + run["duration"]
+                named = page.evaluate("window.namedAt") / 1000 - ended
+                assert named < 1.0, f"the timeline named the move {named:.2f} s after the run ended"
+                expect(found.locator(".place")).to_contain_text(f"In {after} ")  # the search follows
+            finally:
+                bulletin.write_text(original)
+        finally:
+            browser.close()
 
 
 def test_a_second_start_reuses_the_dataset_and_is_faster(demo: Demo) -> None:
