@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
+from shapes.serving import authors_view
 from shapes.serving.identity import Caller
 from shapes.serving.service import Shapes
 from shapes.themes import render_changes, stored_themes
@@ -22,7 +23,7 @@ from worker.documents.sync import DocumentSync
 from worker.exceptions import LakegraphError
 from worker.graph.setup import apply_schema
 from worker.settings import Settings
-from worker.shared.grants import Grant
+from worker.shared.grants import EVERYTHING, Grant
 from worker.themes import write
 from worker.themes.engines import PROJECT, GdsEngine
 from worker.themes.model import DocumentGraph
@@ -244,6 +245,38 @@ def test_planted_communities_are_recovered_and_one_cross_link_keeps_the_ids(plan
     second = memberships(driver)
     kept = sum(1 for theme, members in first.items() if second.get(theme) and len(set(members) & set(second[theme])) >= 0.5 * len(members))
     assert kept >= 0.9 * len(first)
+
+
+def test_an_authors_documents_are_placed_within_their_grant(library: tuple[Settings, Path], driver: Driver) -> None:
+    """The themes page's search (shapes/serving/authors_view.py): each document with its theme,
+    role and strongest links; a stray page with nothing to suggest; and, within a grant on one
+    folder, nothing of the documents outside it — not found, not as a link, not as a title."""
+    settings, _ = library
+    ThemeRunner(settings, driver, "neo4j").run()
+    shapes = Shapes(settings, driver, "neo4j")
+    themes = shapes.ask("themes").result
+    [abs_doc] = authors_view.find(driver, "neo4j", themes, EVERYTHING, "ABS", "lib/brakes")
+    network = next(view.id for view in themes.themes if view.id != abs_doc.theme)
+    assert (abs_doc.uri, abs_doc.title, abs_doc.bridges) == ("lib/brakes/abs", "ABS", [network])
+    assert {link.uri for link in abs_doc.outbound} == {"lib/brakes/pads", "lib/brakes/fluid", "lib/network/gateway"}
+    assert {link.uri: link.links for link in abs_doc.inbound} == {"lib/brakes/pads": 1, "lib/brakes/rotors": 1}
+    [alone] = authors_view.find(driver, "neo4j", themes, EVERYTHING, "alone", "")
+    assert (alone.theme, alone.home, alone.link_to, alone.outbound, alone.inbound) == (None, None, [], [], [])
+    assert [place.uri for place in authors_view.find(driver, "neo4j", themes, EVERYTHING, "", "lib/network")] == [
+        "lib/network/bcm",
+        "lib/network/can",
+        "lib/network/gateway",
+        "lib/network/lin",
+    ]
+    grant = Grant(("net",), ("lib/network",))
+    seen = shapes.ask("themes", Caller("a", "", grant)).result
+    gateway = authors_view.find(driver, "neo4j", seen, grant, "", "")
+    assert {place.uri for place in gateway} == {"lib/network/bcm", "lib/network/can", "lib/network/gateway", "lib/network/lin"}
+    links = {link.uri for place in gateway for link in (*place.inbound, *place.outbound)}
+    assert links and all(uri.startswith("lib/network/") for uri in links)  # the ABS page's link to the gateway is not theirs
+    assert authors_view.find(driver, "neo4j", seen, grant, "ABS", "") == []
+    assert authors_view.titles(driver, "neo4j", {"lib/brakes/abs", "lib/network/can"}, grant) == {"lib/network/can": "CAN"}
+    assert authors_view.folders(driver, "neo4j", grant) == ["lib/network"]
 
 
 def test_a_document_whose_links_move_is_recorded_as_that_move(library: tuple[Settings, Path], driver: Driver) -> None:
