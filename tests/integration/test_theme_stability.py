@@ -97,6 +97,7 @@ def test_the_page_paints_the_estate_within_a_second_with_every_theme_readable(
     finally:
         stop_pid(server.pid, timeout=10)
         server.wait(10)
+    print(f"\nthe page painted {level0} themes in {painted:.2f} s")
     assert painted < 1.0, f"first paint of {level0} themes took {painted:.2f} s"
     assert len(names) == len(labels) == level0 and all("…" not in name and " · " in name for name in names)
     assert all(phrase(stored[label.split(" · ")[0]]) in label for label in labels)  # whole, never cut
