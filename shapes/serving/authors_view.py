@@ -41,13 +41,15 @@ FOLDERS = f"""
 MATCH (f:{Label.FOLDER}|{Label.LIBRARY}) WHERE {visible("f.uri")}
 RETURN f.uri AS uri ORDER BY uri LIMIT $limit
 """
+# A document's level-0 theme at run $run (none: ungrouped).
+THEME_OF = f"OPTIONAL MATCH (d)-[:{Rel.IN_THEME}]->(t:{theme_store.VERSIONS} {{level: 0}}) WHERE {theme_store.visible('t')}"
 # Documents under $folder whose title or URI holds $text, with their level-0 theme at run $run and
 # their outgoing links collapsed to documents (the lists the writer keeps on each document).
 FIND = f"""
 MATCH (d:{Label.DOCUMENT}) WHERE d.uri STARTS WITH $folder AND {visible("d.uri")}
   AND ($text = '' OR toLower(coalesce(d.displayName, '')) CONTAINS $text OR toLower(d.uri) CONTAINS $text)
 WITH d ORDER BY toLower(coalesce(d.displayName, d.uri)), d.uri LIMIT $limit
-OPTIONAL MATCH (d)-[:{Rel.IN_THEME}]->(t:{theme_store.VERSIONS} {{level: 0}}) WHERE {theme_store.visible("t")}
+{THEME_OF}
 WITH d, t, coalesce(d.link_targets, []) AS targets, coalesce(d.link_counts, []) AS counts
 RETURN d.uri AS uri, d.displayName AS title, t.id AS theme,
        [i IN range(0, size(targets) - 1) WHERE targets[i] <> d.uri | [targets[i], counts[i]]] AS outbound
@@ -70,7 +72,7 @@ RETURN uri, collect([origin, links])[..$strongest] AS inbound
 PLACES = f"""
 UNWIND $uris AS uri
 MATCH (d:{Label.DOCUMENT} {{uri: uri}}) WHERE {visible("d.uri")}
-OPTIONAL MATCH (d)-[:{Rel.IN_THEME}]->(t:{theme_store.VERSIONS} {{level: 0}}) WHERE {theme_store.visible("t")}
+{THEME_OF}
 RETURN d.uri AS uri, d.displayName AS title, t.id AS theme
 """
 # The theme most of a folder's documents belong to, per folder.
@@ -133,7 +135,7 @@ def find(driver: Driver, database: str, themes: ThemesResult, grant: Grant, text
     inbound = {row["uri"]: row["inbound"] for row in driver.execute_query(INBOUND, uris=uris, strongest=STRONGEST, **scope, database_=database).records}
     outbound = {row["uri"]: sorted(row["outbound"], key=lambda pair: (-pair[1], pair[0]))[:STRONGEST] for row in found}
     by_id = {view.id: view for view in themes.themes}
-    strays = sorted({row["uri"].rsplit("/", 1)[0] + "/" for row in found if row["theme"] is None})
+    strays = sorted({folder_of(row["uri"]) for row in found if row["theme"] is None})
     homes = {row["folder"]: row["theme"] for row in driver.execute_query(FOLDER_THEMES, folders=strays, **scope, database_=database).records}
     central = {uri: view.id for view in themes.themes for uri in (member["uri"] for member in view.central)}
     wanted = {uri for pairs in (*inbound.values(), *outbound.values()) for uri, _ in pairs}
@@ -146,7 +148,7 @@ def find(driver: Driver, database: str, themes: ThemesResult, grant: Grant, text
     placed = []
     for row in found:
         theme, links_in, links_out = row["theme"], neighbours(inbound.get(row["uri"], [])), neighbours(outbound[row["uri"]])
-        home = homes.get(row["uri"].rsplit("/", 1)[0] + "/") if theme is None else None
+        home = homes.get(folder_of(row["uri"])) if theme is None else None
         placed.append(
             Placed(
                 row["uri"],
@@ -162,3 +164,8 @@ def find(driver: Driver, database: str, themes: ThemesResult, grant: Grant, text
             )
         )
     return placed
+
+
+def folder_of(uri: str) -> str:
+    """The folder a document lies in, as a prefix of its siblings' URIs."""
+    return uri.rsplit("/", 1)[0] + "/"

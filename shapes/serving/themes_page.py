@@ -246,9 +246,9 @@ function moveItem(move) {
 function edits(changes) {
   const edited = changes.edited || [];
   if (!edited.length) return null;
-  const more = (changes.edits || edited.length) - edited.length;
-  const el = line("after edits to the links of", edited.slice(0, 10).map(uri => [doc(uri)]));
-  if (more + Math.max(edited.length - 10, 0) > 0) el.append(" and " + (more + Math.max(edited.length - 10, 0)) + " more");
+  const shown = edited.slice(0, 10), more = (changes.edits || edited.length) - shown.length;
+  const el = line("after edits to the links of", shown.map(uri => [doc(uri)]));
+  if (more > 0) el.append(" and " + more + " more");
   el.className = "edits";
   return el;
 }
