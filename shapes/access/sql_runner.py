@@ -34,7 +34,7 @@ def check_query(sql: str, dialect: str) -> exp.Query:
     if len(sql) > MAX_SQL:
         raise ShapeError(f"SQL too long (at most {MAX_SQL} characters)")
     try:
-        statements = [statement for statement in sqlglot.parse(sql, read=dialect) if statement is not None]
+        statements = [statement for statement in sqlglot.parse(sql, read=dialect) if statement is not None and not isinstance(statement, exp.Semicolon)]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         raise ShapeError(f"SQL does not parse ({dialect}): {first.get('description', str(err).splitlines()[0])}") from None

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
 
+from shapes.access.sql_runner import check_query
 from tests.helpers import assert_one_line_error, run_cli
 from worker.warehouse.joins import SchemaIndex, extract, fingerprint, known_dialect
 from worker.warehouse.query_log import Execution, absorb
@@ -228,19 +230,26 @@ def test_a_column_missing_from_the_schema_does_not_lose_the_query() -> None:
     assert pairs(sql) == ORDERS_CUSTOMERS
 
 
-FLIGHTS = SchemaIndex(
-    {
-        "airlines": {"uid": "INT", "Airline": "TEXT", "Country": "TEXT"},
-        "flights": {"Airline": "INT", "FlightNo": "INT", "SourceAirport": "TEXT"},
-        "airports": {"AirportCode": "TEXT", "City": "TEXT"},
-    }
-)
+FLIGHTS = {
+    "airlines": {"uid": "INT", "Airline": "TEXT", "Country": "TEXT"},
+    "flights": {"Airline": "INT", "FlightNo": "INT", "SourceAirport": "TEXT"},
+    "airports": {"AirportCode": "TEXT", "City": "TEXT"},
+}
 DIALECTS = ["sqlite", "mysql", "bigquery", "duckdb", "postgres", "snowflake"]
 QUOTED_STRING_DIALECTS = ["sqlite", "mysql", "bigquery"]  # where "text" may be a string
+# How a catalogue stores a name its DDL wrote unquoted: PostgreSQL folds it to lower case,
+# Snowflake to upper case, the others keep it as written (Spider's flight_2, created in SQLite).
+AS_CREATED = {"postgres": str.lower, "snowflake": str.upper}
 
 
-def found(sql: str, dialect: str, schema: SchemaIndex = FLIGHTS) -> tuple[set[tuple[str, str, bool]], set[str]]:
-    result = extract(sql, dialect, schema)
+def flights(dialect: str) -> SchemaIndex:
+    """Spider's flight_2 as created in `dialect` by its DDL with unquoted names."""
+    fold = AS_CREATED.get(dialect, str)
+    return SchemaIndex({fold(table): {fold(column): kind for column, kind in columns.items()} for table, columns in FLIGHTS.items()})
+
+
+def found(sql: str, dialect: str, schema: SchemaIndex | None = None) -> tuple[set[tuple[str, str, bool]], set[str]]:
+    result = extract(sql, dialect, schema or flights(dialect))
     assert result.error is None, result.error
     return {(str(pair.left), str(pair.right), pair.self_join) for pair in result.pairs}, set(result.unresolved)
 
@@ -279,9 +288,10 @@ def test_a_column_the_table_lacks_is_counted_unresolved_never_joined(dialect: st
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_real_self_join_through_two_aliases_stays_a_join(dialect: str) -> None:
     """TPC-H Q21's shape: lineitem l1 and l2 on the same order."""
-    schema = SchemaIndex({"lineitem": {"l_orderkey": "INT", "l_suppkey": "INT"}})
+    fold = AS_CREATED.get(dialect, str)
+    schema = SchemaIndex({fold("lineitem"): {fold("l_orderkey"): "INT", fold("l_suppkey"): "INT"}})
     sql = "SELECT * FROM lineitem l1 JOIN lineitem l2 ON l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey"
-    pairs_found, unresolved = found(sql, dialect, schema)  # Snowflake normalizes names to upper case
+    pairs_found, unresolved = found(sql, dialect, schema)
     assert {(left.lower(), right.lower(), self_join) for left, right, self_join in pairs_found} == {("lineitem.l_orderkey", "lineitem.l_orderkey", True)}
     assert unresolved == set()
 
@@ -315,3 +325,10 @@ def test_an_unknown_dialect_is_refused_with_the_setting_named_before_any_query()
     assert known_dialect("duckdb") == "duckdb"
     with pytest.raises(LakegraphError, match=r"warehouse.sql_dialect: Unknown dialect 'bigqeury'. Did you mean bigquery\?"):
         QueryGraph(driver=None, database="neo4j", dialect="bigqeury")  # type: ignore[arg-type]  # refused before the graph is used
+
+
+def test_a_comment_after_the_last_statement_is_not_a_statement() -> None:
+    """Spider 2.0-lite's bq031 ends `...; -- all result rounded to 1 decimal place`."""
+    sql = "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id;\n-- all result rounded to 1 decimal place"
+    assert pairs(sql) == ORDERS_CUSTOMERS
+    assert isinstance(check_query(sql, "bigquery"), exp.Select)

@@ -3,8 +3,11 @@
 sqlglot parses the query in the warehouse's dialect and qualifies every column against the
 schema (aliases, unaliased and backticked names, `USING`, comma joins); then each equality in a
 join condition or WHERE clause is traced through CTEs, derived tables and UNION branches back to
-base-table columns. A pair is undirected (`left < right`); a table joined to itself through two
-aliases is kept and flagged. SQL that does not parse yields an error, never an exception.
+base-table columns. Names are compared the dialect's way (worker/shared/identifiers.py: MySQL's
+`T1`.`CustomerID` is the column customerid, Snowflake's unquoted orders is ORDERS and its
+"mixedCase" only that) and said as the catalogue spells them, so a pair names the graph's
+columns. A pair is undirected (`left < right`); a table joined to itself through two aliases is
+kept and flagged. SQL that does not parse yields an error, never an exception.
 
 What is not a join, although it is an equality of two names:
 - `t.a = t.b` on one table instance compares two fields of one row: a filter;
@@ -32,6 +35,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from worker.exceptions import LakegraphError, first_line
+from worker.shared.identifiers import catalogue_key, fold_column_names
 from worker.shared.sql_failures import PARSER_FAILURES
 
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
@@ -91,37 +95,104 @@ def fingerprint(sql: str) -> str:
     return hashlib.sha256(shape.encode()).hexdigest()[:20]
 
 
+@dataclass(frozen=True)
+class DialectSchema:
+    """The schema as one dialect compares names: sqlglot's schema over the names' normalized keys
+    (worker/shared/identifiers.py), and each key's spelling in the catalogue."""
+
+    mapping: MappingSchema
+    tables: dict[tuple[str, ...], tuple[str, ...]]  # a table's normalized path -> its catalogue path
+    columns: dict[tuple[str, ...], dict[str, str]]  # a table's normalized path -> normalized column -> catalogue name
+    unique: dict[tuple[str, ...], tuple[str, ...] | None]  # a path's tail (`orders`, `main.orders`) -> the one path it ends, or None
+
+    def path(self, parts: tuple[str, ...]) -> tuple[str, ...]:
+        """The table a name means: its whole path, or the one table whose path ends with it (an
+        unqualified name read in the default schema of a catalogue that has it once)."""
+        return parts if parts in self.tables else self.unique.get(parts) or parts
+
+    @classmethod
+    def of(cls, mapping: dict, depth: int, dialect: str) -> DialectSchema:
+        keyed: dict = {}
+        tables: dict[tuple[str, ...], tuple[str, ...]] = {}
+        columns: dict[tuple[str, ...], dict[str, str]] = {}
+        for path, table_columns in sorted(_tables(mapping, depth)):
+            key = tuple(catalogue_key(part, dialect, is_table=True) for part in path)
+            if key in tables:
+                continue  # two catalogue names the dialect cannot tell apart: the first (sorted) is the one
+            tables[key] = path
+            spelled = columns[key] = {}
+            for column in sorted(table_columns):
+                spelled.setdefault(catalogue_key(column, dialect, is_table=False), column)
+            level = keyed
+            for part in key[:-1]:
+                level = level.setdefault(part, {})
+            level[key[-1]] = {name: table_columns[column] for name, column in spelled.items()}
+        unique: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+        for key in tables:
+            for start in range(1, len(key)):
+                unique[key[start:]] = key if key[start:] not in unique else None
+        return cls(MappingSchema(keyed, dialect=dialect, normalize=False), tables, columns, unique)
+
+
 class SchemaIndex:
-    """The sqlglot mapping schema plus how deep its table names go (table, db.table, catalog.db.table)."""
+    """The schema's tables and columns as the catalogue spells them, plus how deep its table names go
+    (table, db.table, catalog.db.table); compared in each dialect by that dialect's rules."""
 
     def __init__(self, mapping: dict, default_catalog: str | None = None) -> None:
         self.mapping = mapping
         self.depth = _depth(mapping)
         self.default_catalog = default_catalog  # BigQuery: the project that `dataset.table` means
-        self._resolved: dict[str, MappingSchema] = {}
+        self._resolved: dict[str, DialectSchema] = {}
 
-    def resolved(self, dialect: str) -> MappingSchema | None:
-        """The mapping as sqlglot's schema, its names normalized the dialect's way; built once per dialect."""
+    def resolved(self, dialect: str) -> DialectSchema | None:
+        """The schema as `dialect` compares names; built once per dialect."""
         if not self.mapping:
             return None
         if dialect not in self._resolved:
-            self._resolved[dialect] = MappingSchema(self.mapping, dialect=dialect)
+            self._resolved[dialect] = DialectSchema.of(self.mapping, self.depth, dialect)
         return self._resolved[dialect]
+
+    def catalog_key(self, dialect: str) -> str | None:
+        """The default catalog as a qualified query's tables carry it (normalized the dialect's way)."""
+        return catalogue_key(self.default_catalog, dialect, is_table=True) if self.default_catalog else None
 
     def columns(self, table: exp.Table, dialect: str) -> set[str] | None:
         """The (normalized) columns of a table the schema knows; None for a table it does not know."""
         resolved = self.resolved(dialect)
-        if resolved is None or resolved.find(table, ensure_data_types=False) is None:
+        if resolved is None:
             return None
-        return set(resolved.column_names(table))
+        known = resolved.columns.get(self._path(table, dialect))
+        return None if known is None else set(known)
 
     def __getstate__(self) -> dict:  # process pools get the mapping; each builds its own sqlglot schema
         return {**self.__dict__, "_resolved": {}}
 
-    def name(self, table: exp.Table) -> str:
-        catalog = table.catalog or (self.default_catalog if table.db else None)
+    def name(self, table: exp.Table, dialect: str) -> str:
+        """The table's id as the catalogue spells it (as the query does for a table it does not know)."""
+        path = self._path(table, dialect)
+        resolved = self.resolved(dialect)
+        return ".".join(resolved.tables.get(path, path) if resolved else path)
+
+    def column(self, table: exp.Table, column: str, dialect: str) -> str:
+        """A (normalized) column of the table as the catalogue spells it."""
+        resolved = self.resolved(dialect)
+        return resolved.columns.get(self._path(table, dialect), {}).get(column, column) if resolved else column
+
+    def _path(self, table: exp.Table, dialect: str) -> tuple[str, ...]:
+        catalog = table.catalog or (self.catalog_key(dialect) if table.db else None)
         parts = [catalog, table.db, table.name][-self.depth :] if self.depth else [table.db, table.name]
-        return ".".join(part for part in parts if part)
+        path = tuple(part for part in parts if part)
+        resolved = self.resolved(dialect)
+        return resolved.path(path) if resolved else path
+
+
+def _tables(mapping: dict, depth: int, path: tuple[str, ...] = ()) -> Iterable[tuple[tuple[str, ...], dict]]:
+    """Each table's path in a nested mapping `depth` levels deep, with its columns."""
+    for name, inner in mapping.items():
+        if len(path) + 1 == depth:
+            yield (*path, name), inner
+        else:
+            yield from _tables(inner, depth, (*path, name))
 
 
 def _depth(mapping: dict) -> int:
@@ -137,30 +208,44 @@ def _depth(mapping: dict) -> int:
 
 def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     try:
-        parsed = sqlglot.parse(sql, read=dialect)
+        parsed = _parsed(sql, dialect)
     except PARSER_FAILURES as err:
         return Extraction(error=first_line(err, 300))
     pairs: set[JoinPair] = set()
     tables: set[str] = set()
     unresolved: set[str] = set()
     for index, statement in enumerate(parsed):
-        if statement is None:
-            continue
+        if statement is None or isinstance(statement, exp.Semicolon):
+            continue  # an empty statement, or a comment after the last one
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
             scopes = _qualified_scopes(statement, partial(_statement_at, sql, dialect, index), dialect, schema)
         except PARSER_FAILURES as err:
-            return Extraction(error=first_line(err, 300))
+            return Extraction(error=first_line(err, 300), tables=_named_tables(_statement_at(sql, dialect, index), schema, dialect))
         for scope in scopes:
-            tables.update(schema.name(source) for source in scope.sources.values() if isinstance(source, exp.Table))
+            tables.update(schema.name(source, dialect) for source in scope.sources.values() if isinstance(source, exp.Table))
             pairs.update(_scope_pairs(scope, Resolution(schema, dialect, unresolved)))
     return Extraction(frozenset(pairs), frozenset(tables), unresolved=frozenset(unresolved))
 
 
+def _named_tables(statement: exp.Expr | None, schema: SchemaIndex, dialect: str) -> frozenset[str]:
+    """The tables a statement names outside its CTEs: what a query that could not be qualified
+    reads, so that one arriving before its tables (qualifying may need their columns) waits for them."""
+    if statement is None:
+        return frozenset()
+    ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
+    return frozenset(schema.name(table, dialect) for table in statement.find_all(exp.Table) if table.db or table.name not in ctes)
+
+
+def _parsed(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """The query's statements, their column names folded where the dialect compares them in any case."""
+    return [None if statement is None else fold_column_names(statement, dialect) for statement in sqlglot.parse(sql, read=dialect)]
+
+
 def _statement_at(sql: str, dialect: str, index: int) -> exp.Expr | None:
     """The query's `index`th statement, parsed afresh (qualifying changes the tree it is given)."""
-    return sqlglot.parse(sql, read=dialect)[index]
+    return _parsed(sql, dialect)[index]
 
 
 def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None], dialect: str, schema: SchemaIndex) -> list[Scope]:
@@ -169,11 +254,18 @@ def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None
 
     def qualified(expression: exp.Expr, mapping: MappingSchema | None) -> exp.Expr:
         return qualify(
-            expression, dialect=dialect, catalog=schema.default_catalog, schema=mapping, validate_qualify_columns=False, quote_identifiers=False, identify=False
+            expression,
+            dialect=dialect,
+            catalog=schema.catalog_key(dialect),
+            schema=mapping,
+            validate_qualify_columns=False,
+            quote_identifiers=False,
+            identify=False,
         )
 
     try:
-        return traverse_scope(qualified(statement, schema.resolved(dialect)))
+        resolved = schema.resolved(dialect)
+        return traverse_scope(qualified(statement, resolved.mapping if resolved else None))
     except SqlglotError:
         again = reparse()
         if not schema.mapping or again is None:
@@ -203,12 +295,18 @@ def _scope_pairs(scope: Scope, resolution: Resolution) -> Iterable[JoinPair]:
         left, right = equality.this, equality.expression
         if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
             continue
-        if left.table and left.table == right.table:
-            continue  # two fields of one row of one table instance: a filter, not a join
         if _literal(scope, left, resolution) or _literal(scope, right, resolution):
             continue
-        for one, other in product(_bases(scope, left, resolution, 0), _bases(scope, right, resolution, 0)):
+        ones, others = _bases(scope, left, resolution, 0), _bases(scope, right, resolution, 0)  # counting columns their tables lack
+        if _instance(scope, left) is not None and _instance(scope, left) == _instance(scope, right):
+            continue  # two fields of one row of one table instance: a filter, not a join
+        for one, other in product(ones, others):
             yield JoinPair.of(one, other)
+
+
+def _instance(scope: Scope, column: exp.Column) -> str | None:
+    """The table instance (alias) a column reads: its qualifier, or the scope's only source."""
+    return column.table or (next(iter(scope.sources)) if len(scope.sources) == 1 else None)
 
 
 def _literal(scope: Scope, column: exp.Column, resolution: Resolution) -> bool:
@@ -225,12 +323,12 @@ def _bases(scope: Scope, column: exp.Column, resolution: Resolution, depth: int)
         return set()
     source = _named_source(scope, column.table) if column.table else _only_source(scope)
     if isinstance(source, exp.Table):
-        name = resolution.schema.name(source)
+        name = resolution.schema.name(source, resolution.dialect)
         known = resolution.schema.columns(source, resolution.dialect)
         if known is not None and column.name not in known:
             resolution.unresolved.add(f"{name}.{column.name}")
             return set()
-        return {ColumnRef(name, column.name)}
+        return {ColumnRef(name, resolution.schema.column(source, column.name, resolution.dialect))}
     if isinstance(source, Scope):
         return _through(source, column.name, resolution, depth + 1)
     if not column.table and resolution.schema.mapping:  # with a schema, qualify leaves only unknown names bare
