@@ -57,7 +57,7 @@ class Watchers:
             library.root.mkdir(parents=True, exist_ok=True)
             self.observer.schedule(LibraryHandler(library, self.coalescer), str(library.root), recursive=True)
         self.audit_folder.mkdir(parents=True, exist_ok=True)
-        self.observer.schedule(AuditFolderHandler(self.coalescer), str(self.audit_folder), recursive=True)
+        self.observer.schedule(AuditFolderHandler(self.coalescer, self.audit_folder), str(self.audit_folder), recursive=True)
         if self.glossary is not None:
             self.glossary.parent.mkdir(parents=True, exist_ok=True)
             self.observer.schedule(GlossaryHandler(self.glossary, self.coalescer), str(self.glossary.parent), recursive=False)

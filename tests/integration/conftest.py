@@ -15,11 +15,21 @@ from neo4j import Driver
 
 from tests import lakehouse
 from tests.conftest import Neo4jService
+from tests.graph_dump import wipe
 from tests.helpers import LAKEGRAPH, clean_env
 from tests.integration.test_cli_via_server import LOCAL
 from tests.integration.test_mcp_http import Served
+from worker.graph import schema
 from worker.runtime.processes import stop_pid
 from worker.themes.runner import ThemeRunner
+
+
+@pytest.fixture
+def graph(driver: Driver) -> Driver:
+    """The test's graph, empty but for its schema (constraints and indexes)."""
+    wipe(driver)
+    schema.apply(driver, "neo4j")
+    return driver
 
 
 @pytest.fixture(scope="module")

@@ -87,13 +87,6 @@ def bucket_settings(service: Neo4jService, endpoint: str, root: str) -> Settings
 
 
 @pytest.fixture
-def graph(driver: Driver) -> Driver:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    return driver
-
-
-@pytest.fixture
 def bucket(gcs_endpoint: str, request: pytest.FixtureRequest) -> Iterator[storage.Bucket]:
     name = f"lib-{abs(hash(request.node.name)) % 10**8}"
     created = client(gcs_endpoint).create_bucket(name)

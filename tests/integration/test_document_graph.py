@@ -33,13 +33,6 @@ def write(root: Path, relpath: str, content: str | bytes) -> Path:
     return path
 
 
-@pytest.fixture
-def graph(driver: Driver) -> Driver:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    return driver
-
-
 def make_sync(service: Neo4jService, driver: Driver, **libraries: Path) -> DocumentSync:
     settings = service.settings.with_section("documents", libraries=[{"name": name, "root": root} for name, root in libraries.items()])
     return DocumentSync(settings, driver, "neo4j")

@@ -42,13 +42,6 @@ def shop(with_key: bool) -> Snapshot:
     return Snapshot("my-proj", "shop", (orders, customers), keys)
 
 
-@pytest.fixture
-def graph(driver: Driver) -> Driver:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    return driver
-
-
 def test_a_finished_job_teaches_a_join_once_and_failures_teach_nothing(graph: Driver) -> None:
     MetadataWriter(graph, "neo4j").apply(shop(with_key=False))
     queries = QueryGraph(graph, "neo4j")

@@ -14,9 +14,7 @@ from google.cloud import bigquery
 from neo4j import Driver
 
 from tests.conftest import BIGQUERY_PROJECT, Neo4jService
-from tests.graph_dump import wipe
 from tests.helpers import clean_env, run_cli
-from worker.graph import schema
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.connectors import BigQueryConnector
 from worker.warehouse.query_graph import QueryGraph
@@ -42,13 +40,6 @@ KEYS = """
 MATCH (a:Column)-[k:REFERENCES]->(b:Column)
 RETURN a.id AS source, b.id AS target, k.constraint AS name, k.ordinal AS ordinal ORDER BY name, ordinal
 """
-
-
-@pytest.fixture
-def graph(driver: Driver) -> Driver:
-    wipe(driver)
-    schema.apply(driver, "neo4j")
-    return driver
 
 
 def duckdb_sync(service: Neo4jService, driver: Driver, path: Path) -> WarehouseSync:

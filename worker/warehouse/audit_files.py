@@ -1,4 +1,5 @@
-"""The audit-log folder: exported LogEntries as .json (one entry or a list) or .ndjson/.jsonl.
+"""The audit-log folder: exported LogEntries as .json (one entry or a list) or .ndjson/.jsonl, and
+in its `snowflake/` and `databricks/` subfolders those engines' exports (worker/warehouse/export_files.py).
 
 Re-reading a file is harmless (every job id counts once), so the watcher simply asks for the
 file again whenever it changes; a line or entry that is not a LogEntry is reported, not fatal.
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from worker import problems
 from worker.task_names import INGEST_AUDIT_FILE
+from worker.warehouse import export_files
 from worker.warehouse.audit_log import (
     AuditLogError,
     Event,
@@ -19,6 +21,7 @@ from worker.warehouse.audit_log import (
     TableEvent,
     parse_entry,
 )
+from worker.warehouse.export_engines import engine_of
 from worker.warehouse.query_graph import QueryGraph
 from worker.warehouse.sync import SOURCE, WarehouseSync
 
@@ -56,21 +59,15 @@ def read(path: Path) -> FileEvents:
 
 
 def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
-    """A file's query jobs absorbed, its table events refreshed, its bad entries recorded."""
+    """A file of the audit-log folder: exported LogEntries, or in an engine's subfolder that
+    engine's exports (worker/warehouse/exports.py); its bad entries or rows recorded."""
+    engine = engine_of(path, warehouse.settings.audit_log_path)
+    if engine is not None:
+        report, poison = export_files.ingest(path, engine, warehouse)
+        skipped(warehouse, path, poison)
+        return {**report, "poison": len(poison)}
     found = read(path)
-    key = f"file:{path}"
-    problems.clear(warehouse.driver, warehouse.database, SOURCE, key, ("skipped",))
-    if found.poison:
-        problems.record(
-            warehouse.driver,
-            warehouse.database,
-            SOURCE,
-            key,
-            "skipped",
-            "; ".join(f"{place}: {reason}" for place, reason in found.poison[:20]),
-            INGEST_AUDIT_FILE,
-            [str(path)],
-        )
+    skipped(warehouse, path, found.poison)
     batch = [event for event in found.events if isinstance(event, QueryEvent)]
     report = asdict(queries.absorb(batch)) if batch else {}
     project = warehouse.settings.warehouse.bigquery_project
@@ -78,3 +75,12 @@ def ingest(path: Path, queries: QueryGraph, warehouse: WarehouseSync) -> dict:
     for event in tables:
         warehouse.sync_table(event.dataset, event.table)
     return {**report, "tables": len(tables), "poison": len(found.poison), "entries": len(found.events)}
+
+
+def skipped(warehouse: WarehouseSync, path: Path, poison: list[tuple[str, str]]) -> None:
+    """What of a file was skipped, recorded as the file's one problem (cleared when none is)."""
+    key = f"file:{path}"
+    problems.clear(warehouse.driver, warehouse.database, SOURCE, key, ("skipped",))
+    if poison:
+        reason = "; ".join(f"{place}: {why}" for place, why in poison[:20])
+        problems.record(warehouse.driver, warehouse.database, SOURCE, key, "skipped", reason, INGEST_AUDIT_FILE, [str(path)])

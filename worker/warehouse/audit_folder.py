@@ -8,34 +8,43 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from worker.task_names import INGEST_AUDIT_FILE
+from worker.warehouse.export_engines import SUFFIXES as EXPORT_SUFFIXES
+from worker.warehouse.export_engines import engine_of
 from worker.watching import SETTLED_EVENTS, Coalescer, Job, event_path
 
 SUFFIXES = (".json", ".ndjson", ".jsonl")
 
 
-def is_audit_log(path: Path) -> bool:
-    return path.suffix in SUFFIXES and not path.name.startswith(".")
+def is_audit_log(path: Path, folder: Path) -> bool:
+    """A file of LogEntries, or an export in an engine's subfolder (`snowflake/`, `databricks/`)."""
+    if path.name.startswith("."):
+        return False
+    if engine_of(path, folder) is not None:
+        return path.suffix.lower() in EXPORT_SUFFIXES
+    return path.suffix in SUFFIXES
 
 
 def folder_files(folder: Path) -> list[Path]:
-    """The audit-log files in a folder, in name order (hidden files skipped)."""
+    """The audit-log folder's files in name order, hidden files skipped (a query history read before
+    its engine's schema export waits for its tables, and is credited when they are written)."""
     if not folder.is_dir():
         return []
-    return [path for path in sorted(folder.rglob("*")) if is_audit_log(path) and path.is_file()]
+    return [path for path in sorted(folder.rglob("*")) if is_audit_log(path, folder) and path.is_file()]
 
 
 class AuditFolderHandler(FileSystemEventHandler):
     """Exported audit-log files: each new or changed file is ingested (again: job ids count once)."""
 
-    def __init__(self, coalescer: Coalescer) -> None:
+    def __init__(self, coalescer: Coalescer, folder: Path) -> None:
         self.coalescer = coalescer
+        self.folder = folder
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.is_directory or event.event_type not in ("created", "modified", "closed", "moved"):
             return
         raw = event.dest_path if event.event_type == "moved" else event.src_path
         path = event_path(raw)
-        if is_audit_log(path):
+        if is_audit_log(path, self.folder):
             self.coalescer.add(Job(INGEST_AUDIT_FILE, (str(path),)), settled=event.event_type in SETTLED_EVENTS)
 
 

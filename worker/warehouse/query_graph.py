@@ -38,8 +38,12 @@ from worker.warehouse.joins import Extraction, JoinPair, SchemaIndex, extract, f
 from worker.warehouse.query_log import Execution, absorb
 
 DUPLICATE_RACE_ATTEMPTS = 3
+# The tables of one warehouse: the configured one ($engine null: its databases carry no engine), or
+# one known from its exports (worker/warehouse/exports.py), so no query resolves to another's table.
 SCHEMA_COLUMNS = f"""
-MATCH (t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
+MATCH (d:{Label.DATABASE})
+WHERE d.engine IS NULL AND $engine IS NULL OR d.engine = $engine
+MATCH (d)-[:{Rel.HAS_SCHEMA}]->(:{Label.SCHEMA})-[:{Rel.HAS_TABLE}]->(t:{Label.TABLE})-[:{Rel.HAS_COLUMN}]->(c:{Label.COLUMN})
 WHERE NOT coalesce(c.nested, false)
 RETURN t.database AS database, t.schema AS schema, t.name AS table, c.name AS column, c.type AS type
 """
@@ -138,12 +142,14 @@ class QueryGraph:
     """Absorbs query events; keeps the resolved shapes, and the schema they were resolved against,
     in memory until a metadata write moves the schema's version."""
 
-    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery", announce: Announce | None = None) -> None:
-        """`announce` hears of each committed change to the learned joins (worker/shared/changes.py)."""
+    def __init__(self, driver: Driver, database: str, dialect: str = "bigquery", announce: Announce | None = None, engine: str | None = None) -> None:
+        """`announce` hears of each committed change to the learned joins (worker/shared/changes.py);
+        `engine` names a warehouse known from its exports, whose tables alone its queries read."""
         self.driver = driver
         self.database = database
         self.announce = announce
         self.dialect = known_dialect(dialect)
+        self.engine = engine
         self.cache: dict[str, Extraction] = {}
         self._schema: tuple[object, SchemaIndex] | None = None
 
@@ -155,7 +161,7 @@ class QueryGraph:
         if self._schema is not None and self._schema[0] == version:
             return self._schema[1]
         mapping: dict = defaultdict(lambda: defaultdict(dict))
-        for row in self.driver.execute_query(SCHEMA_COLUMNS, database_=self.database).records:
+        for row in self.driver.execute_query(SCHEMA_COLUMNS, engine=self.engine, database_=self.database).records:
             mapping[row["database"]][row["schema"]].setdefault(row["table"], {})[row["column"]] = row["type"] or "STRING"
         only = next(iter(mapping)) if len(mapping) == 1 else None
         index = SchemaIndex({db: dict(schemas) for db, schemas in mapping.items()}, default_catalog=only)

@@ -57,6 +57,7 @@ class Snapshot:
     tables: tuple[TableInfo, ...]
     foreign_keys: tuple[ForeignKey, ...] = field(default=())
     table: str | None = None  # the one table this snapshot covers, when it is a refresh of one table
+    engine: str | None = None  # a warehouse known from its exports (worker/warehouse/exports.py); None: the configured one
 
 
 class Connector(Protocol):

@@ -19,6 +19,7 @@ from worker.warehouse.schema_snapshot import Snapshot
 MERGE_SCHEMA = f"""
 MERGE (d:{Label.DATABASE} {{id: $database}})
 ON CREATE SET d.name = $database, d.updated_at = datetime()
+SET d.engine = $engine
 MERGE (s:{Label.SCHEMA} {{id: $schema_id}})
 ON CREATE SET s.name = $schema, s.updated_at = datetime()
 MERGE (d)-[:{Rel.HAS_SCHEMA}]->(s)
@@ -128,7 +129,7 @@ class MetadataWriter:
     def _apply(self, tx: ManagedTransaction, snapshot: Snapshot) -> MetadataReport:
         report = MetadataReport()
         schema_id = f"{snapshot.database}.{snapshot.schema}"
-        tx.run(MERGE_SCHEMA, database=snapshot.database, schema_id=schema_id, schema=snapshot.schema).consume()
+        tx.run(MERGE_SCHEMA, database=snapshot.database, schema_id=schema_id, schema=snapshot.schema, engine=snapshot.engine).consume()
         stored = {
             row["id"]: (row["hash"], {column: digest for column, digest in row["columns"] if column})
             for row in tx.run(STORED, schema_id=schema_id, table=snapshot.table)
