@@ -332,3 +332,17 @@ def test_a_comment_after_the_last_statement_is_not_a_statement() -> None:
     sql = "SELECT * FROM shop.orders o JOIN shop.customers c ON o.customer_id = c.id;\n-- all result rounded to 1 decimal place"
     assert pairs(sql) == ORDERS_CUSTOMERS
     assert isinstance(check_query(sql, "bigquery"), exp.Select)
+
+
+def test_a_wildcard_table_is_read_as_its_newest_member() -> None:
+    """BigQuery reads `ga_sessions_*` with its newest member's schema; the family's joins land there,
+    as the family is searched through that member. A script's DECLAREs read no table."""
+    shards = {f"ga_sessions_2017080{day}": {"fullVisitorId": "STRING", "visitId": "INT64"} for day in (1, 2, 3)}
+    schema = SchemaIndex({"p": {"ga": {**shards, "visitors": {"fullVisitorId": "STRING"}}}}, default_catalog="p")
+    sql = """DECLARE start_date STRING DEFAULT '20170801';
+    SELECT * FROM `p.ga.ga_sessions_*` AS s JOIN ga.visitors v ON s.fullvisitorid = v.fullVisitorId
+    WHERE _TABLE_SUFFIX >= start_date"""
+    result = extract(sql, "bigquery", schema)
+    assert result.error is None, result.error
+    assert {(str(pair.left), str(pair.right)) for pair in result.pairs} == {("p.ga.ga_sessions_20170803.fullVisitorId", "p.ga.visitors.fullVisitorId")}
+    assert result.tables == {"p.ga.ga_sessions_20170803", "p.ga.visitors"}

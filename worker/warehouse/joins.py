@@ -106,9 +106,20 @@ class DialectSchema:
     unique: dict[tuple[str, ...], tuple[str, ...] | None]  # a path's tail (`orders`, `main.orders`) -> the one path it ends, or None
 
     def path(self, parts: tuple[str, ...]) -> tuple[str, ...]:
-        """The table a name means: its whole path, or the one table whose path ends with it (an
-        unqualified name read in the default schema of a catalogue that has it once)."""
-        return parts if parts in self.tables else self.unique.get(parts) or parts
+        """The table a name means: its whole path, the one table whose path ends with it (an
+        unqualified name read in the default schema of a catalogue that has it once), or for a
+        wildcard (BigQuery's `ga_sessions_*`) its newest member, which stands for the family as in
+        table search (worker/warehouse/table_search.py) and whose schema BigQuery reads it with."""
+        if parts in self.tables:
+            return parts
+        if parts and parts[-1].endswith("*"):
+            return self._newest(parts) or parts
+        return self.unique.get(parts) or parts
+
+    def _newest(self, wildcard: tuple[str, ...]) -> tuple[str, ...] | None:
+        *leading, name = wildcard
+        members = [key for key in self.tables if len(key) == len(wildcard) and list(key[:-1]) == leading and key[-1].startswith(name[:-1])]
+        return max(members, default=None)
 
     @classmethod
     def of(cls, mapping: dict, depth: int, dialect: str) -> DialectSchema:
@@ -173,6 +184,12 @@ class SchemaIndex:
         resolved = self.resolved(dialect)
         return ".".join(resolved.tables.get(path, path) if resolved else path)
 
+    def member(self, table: exp.Table, dialect: str) -> tuple[str, ...] | None:
+        """The normalized path of the table a wildcard table stands for, when the schema has one."""
+        resolved = self.resolved(dialect)
+        path = self._path(table, dialect)
+        return path if resolved is not None and path in resolved.tables else None
+
     def column(self, table: exp.Table, column: str, dialect: str) -> str:
         """A (normalized) column of the table as the catalogue spells it."""
         resolved = self.resolved(dialect)
@@ -215,8 +232,8 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     tables: set[str] = set()
     unresolved: set[str] = set()
     for index, statement in enumerate(parsed):
-        if statement is None or isinstance(statement, exp.Semicolon):
-            continue  # an empty statement, or a comment after the last one
+        if statement is None or isinstance(statement, exp.Semicolon | exp.Declare):
+            continue  # an empty statement, a comment after the last one, a script's variable
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
@@ -253,6 +270,8 @@ def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None
     not loaded yet) is parsed and qualified again without the schema: its qualified columns still count."""
 
     def qualified(expression: exp.Expr, mapping: MappingSchema | None) -> exp.Expr:
+        if mapping is not None:
+            _wildcards_as_members(expression, schema, dialect)
         return qualify(
             expression,
             dialect=dialect,
@@ -271,6 +290,17 @@ def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None
         if not schema.mapping or again is None:
             raise
         return traverse_scope(qualified(again, None))
+
+
+def _wildcards_as_members(statement: exp.Expr, schema: SchemaIndex, dialect: str) -> None:
+    """Each wildcard table (`ga_sessions_*`) read as its newest member, so its columns resolve."""
+    for table in list(statement.find_all(exp.Table)):
+        if not table.name.endswith("*"):
+            continue
+        member = schema.member(table, dialect)
+        if member is not None:
+            for part, name in zip(("catalog", "db", "this")[-len(member) :], member, strict=True):
+                table.set(part, exp.to_identifier(name, quoted=True))
 
 
 @dataclass(frozen=True)
