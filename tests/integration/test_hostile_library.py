@@ -17,7 +17,7 @@ from tests import hostile_pdfs
 from tests.conftest import Neo4jService
 from tests.corpora import PDF_SAMPLES
 from tests.helpers import clean_env, run_cli
-from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync
 from tests.rendered_library import write as write_rendered
 from worker import problems
 from worker.documents import uris
@@ -54,7 +54,7 @@ def documents(driver: Driver) -> set[str]:
     return {row["uri"] for row in driver.execute_query("MATCH (d:Document) RETURN d.uri AS uri").records}
 
 
-def test_no_single_file_stops_a_load_and_refusals_are_not_read_again(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_no_single_file_stops_a_load_and_refusals_are_not_read_again(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     expected = hostile_library(root)
     good = {relpath for relpath, loads in expected.items() if loads}

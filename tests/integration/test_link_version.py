@@ -14,7 +14,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import differences_from_files
-from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync, write
 from worker.documents import link_version
 from worker.documents.loader import load
 from worker.themes.projection import document_graph
@@ -64,7 +64,7 @@ def page(name: str, targets: list[str], words: str = "") -> str:
     return f"# {name}\n{words}\n" + "".join(f"- [{target}]({target}.md)\n" for target in targets)
 
 
-def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     rng = random.Random(5)
     links = {name: rng.sample(NAMES, 3) for name in NAMES[:8]}  # four names stay absent until created
     for name, targets in links.items():
@@ -111,7 +111,7 @@ def test_the_version_moves_exactly_when_document_links_do(neo4j_service: Neo4jSe
     assert differences == 0, "signatures after edits differ from a fresh load's"
 
 
-def test_isolated_documents_come_and_go_without_a_new_version(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_isolated_documents_come_and_go_without_a_new_version(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     write(tmp_path, "a.md", page("a", ["b"]))
     write(tmp_path, "b.md", page("b", []))
     sync = make_sync(neo4j_service, graph, lib=tmp_path)
@@ -127,7 +127,7 @@ def test_isolated_documents_come_and_go_without_a_new_version(neo4j_service: Neo
     assert version(graph) == start + 1
 
 
-def test_a_store_signed_before_the_link_lists_reads_the_same_graph_and_a_load_lists_it(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_a_store_signed_before_the_link_lists_reads_the_same_graph_and_a_load_lists_it(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     rng = random.Random(7)
     for name in NAMES:
         write(tmp_path, f"{name}.md", page(name, rng.sample(NAMES, 3)))

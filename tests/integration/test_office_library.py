@@ -18,7 +18,7 @@ from tests import hostile_office
 from tests.conftest import Neo4jService
 from tests.corpora import OFFICE_SAMPLES
 from tests.helpers import clean_env, run_cli
-from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync
 from tests.rendered_library import write as write_rendered
 from worker import problems
 from worker.demo.docx import Paragraph, Run, make_docx
@@ -34,7 +34,7 @@ def documents(driver: Driver) -> set[str]:
     return {row["uri"] for row in driver.execute_query("MATCH (d:Document) RETURN d.uri AS uri").records}
 
 
-def test_office_samples_and_hostile_files_load_or_are_refused_with_reasons(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_office_samples_and_hostile_files_load_or_are_refused_with_reasons(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     root = tmp_path / "lib"
     shutil.copytree(SAMPLES, root / "samples")
     hostile = hostile_office.write(root / "hostile")

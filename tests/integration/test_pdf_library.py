@@ -11,7 +11,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import wipe
-from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync
 from tests.rendered_library import FORMATS, PUBLISHER, Format, write
 from worker.demo.pdf import make_pdf
 from worker.documents.loader import load
@@ -57,7 +57,7 @@ def loaded(service: Neo4jService, driver: Driver, root: Path) -> Loaded:
     )
 
 
-def test_markdown_pdf_bookmarked_pdf_and_docx_give_one_graph(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_markdown_pdf_bookmarked_pdf_and_docx_give_one_graph(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     graphs: dict[Format, Loaded] = {}
     for fmt in FORMATS:
         write(tmp_path / fmt, fmt, documents=15)
@@ -83,7 +83,7 @@ def test_markdown_pdf_bookmarked_pdf_and_docx_give_one_graph(neo4j_service: Neo4
 
 def test_fragments_name_a_section_by_path_anchor_number_or_page_in_every_format(
     neo4j_service: Neo4jService,
-    graph: Driver,  # noqa: F811  (the fixture)
+    graph: Driver,
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "fragments"
@@ -105,7 +105,7 @@ def test_fragments_name_a_section_by_path_anchor_number_or_page_in_every_format(
 
 def test_id_links_match_declared_ids_before_file_names_ignoring_case_and_punctuation(
     neo4j_service: Neo4jService,
-    graph: Driver,  # noqa: F811  (the fixture)
+    graph: Driver,
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "ids"

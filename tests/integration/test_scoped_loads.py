@@ -11,7 +11,7 @@ from neo4j import Driver
 from tests.conftest import Neo4jService
 from tests.graph_dump import dump
 from tests.helpers import clean_env, run_cli
-from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync, write
 from worker.documents.loader import load, reconcile
 
 pytestmark = pytest.mark.timeout(300)
@@ -25,7 +25,7 @@ def per_library(driver: Driver) -> dict[str, int]:
 
 def test_loading_libraries_one_at_a_time_equals_loading_them_together_on_a_real_estate(
     neo4j_service: Neo4jService,
-    graph: Driver,  # noqa: F811  (the fixture)
+    graph: Driver,
     powershell_docs: Path,
 ) -> None:
     first, second = powershell_docs / "5.1", powershell_docs / "7.4"
@@ -49,7 +49,7 @@ def test_loading_libraries_one_at_a_time_equals_loading_them_together_on_a_real_
     assert dump(graph) == together
 
 
-def test_cli_load_of_b_keeps_a_and_forget_removes_only_b(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_cli_load_of_b_keeps_a_and_forget_removes_only_b(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     write(a, "guide.md", "# Guide\nSee the [reference](doc://REF-1).\n")
     write(b, "reference.md", "---\nid: REF-1\n---\n# Reference\nBack to nothing.\n")

@@ -12,7 +12,7 @@ from neo4j import Driver
 
 from tests.conftest import Neo4jService
 from tests.graph_dump import differences_from_files, dump
-from tests.integration.test_document_graph import graph, make_sync, write  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync, write
 from worker.documents.loader import load, reconcile
 from worker.documents.prepare import prepare
 from worker.documents.source import read
@@ -26,7 +26,7 @@ def library(root: Path, count: int = 12) -> None:
         write(root, f"guide/page-{index}.md", f"# Page {index}\nSee [next](page-{(index + 1) % count}.md).\n\n## Details\nText {index}.\n")
 
 
-def test_a_reload_reads_only_what_moved_and_parses_only_what_changed(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_a_reload_reads_only_what_moved_and_parses_only_what_changed(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     library(tmp_path)
     sync = make_sync(neo4j_service, graph, lib=tmp_path)
     first = load(sync, workers=1)
@@ -48,7 +48,7 @@ def test_a_reload_reads_only_what_moved_and_parses_only_what_changed(neo4j_servi
     assert differences_from_files(graph, sync.settings) == (12, 0)
 
 
-def test_the_reconcile_skips_unchanged_stamps_and_repairs_the_rest(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_the_reconcile_skips_unchanged_stamps_and_repairs_the_rest(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     library(tmp_path)
     sync = make_sync(neo4j_service, graph, lib=tmp_path)
     load(sync, workers=1)
@@ -61,7 +61,7 @@ def test_the_reconcile_skips_unchanged_stamps_and_repairs_the_rest(neo4j_service
     assert differences_from_files(graph, sync.settings) == (12, 0)
 
 
-def test_a_warm_up_rehearses_edits_and_changes_nothing(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:  # noqa: F811
+def test_a_warm_up_rehearses_edits_and_changes_nothing(neo4j_service: Neo4jService, graph: Driver, tmp_path: Path) -> None:
     library(tmp_path)
     sync = make_sync(neo4j_service, graph, lib=tmp_path)
     assert sync.warm_up() is False  # nothing stored yet: nothing to rehearse

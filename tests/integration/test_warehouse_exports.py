@@ -135,12 +135,27 @@ def test_snowflake_exports_teach_the_joins_of_its_query_history(spider: Path, sy
     [problem] = problems.listing(graph, "neo4j", SOURCE)
     assert problem.key == f"file:{logs}" and "row " in problem.reason and "query_text" in problem.reason
 
+    thelook = "THELOOK_ECOMMERCE"
+    keys = [  # SHOW IMPORTED KEYS IN ACCOUNT, saved with RESULT_SCAN (the Spider copy declares none: two of the shop's own)
+        {"fk_database_name": thelook, "fk_schema_name": thelook, "fk_table_name": "ORDER_ITEMS", "fk_column_name": column, "pk_database_name": thelook, "pk_schema_name": thelook, "pk_table_name": table, "pk_column_name": target, "key_sequence": 1, "fk_name": f"FK_{table}"}
+        for column, table, target in (("order_id", "ORDERS", "order_id"), ("product_id", "PRODUCTS", "id"))
+    ]  # fmt: skip
+    copy_to(keys, folder / "keys" / "imported_keys.csv")
     copy_to(table_rows, folder / "information_schema" / "tables.json")
     columns_file = copy_to(columns, folder / "information_schema" / "columns.csv")
     report = ingest(columns_file, sync.queries, sync)
     assert report["kind"] == "columns" and set(report["schemas"]) == {table["table"].rsplit(".", 1)[0] for table in tables}
     executions = {(row["a"], row["b"]): row["n"] for row in graph.execute_query(JOINS).records}
     assert executions == dict(expected)  # each pair as often as the gold queries that make it ran
+
+    declared = graph.execute_query("MATCH (a:Column)-[k:REFERENCES]->(b:Column) RETURN a.id AS a, b.id AS b ORDER BY a").records
+    prefix = f"{thelook}.{thelook}"
+    assert [(row["a"], row["b"]) for row in declared] == [
+        (f"{prefix}.ORDER_ITEMS.order_id", f"{prefix}.ORDERS.order_id"),
+        (f"{prefix}.ORDER_ITEMS.product_id", f"{prefix}.PRODUCTS.id"),
+    ]
+    on_keys = "MATCH (a:Column)-[j:JOINS_WITH]-(b:Column) WHERE (a)-[:REFERENCES]->(b) RETURN collect(DISTINCT j.declared) AS declared"
+    assert graph.execute_query(on_keys).records[0]["declared"] in ([True], [])
 
     before = graph.execute_query(JOINS).records
     for path in folder_files(sync.settings.audit_log_path):  # a reload reads every file again: nothing counts twice
@@ -173,12 +188,47 @@ def test_databricks_exports_learn_what_the_same_queries_teach_in_their_own_diale
         for index, sql in enumerate(statements)
     ]  # fmt: skip
     folder = sync.settings.audit_log_path / "databricks"
-    copy_to(history, folder / "system.query.history.csv")
-    copy_to(columns, folder / "information_schema.columns.ndjson")
-    for path in folder_files(sync.settings.audit_log_path):
-        ingest(path, sync.queries, sync)
+    history_file = copy_to(history, folder / "system.query.history.csv")
+    columns_file = copy_to(columns, folder / "information_schema.columns.ndjson")
+    # Keys (the SQLite files declare none here): one inside pagila, one from ipl into pagila, a
+    # schema written after ipl's own, and the two referenced keys, city's its primary key.
+    where = lambda schema_name, table: {
+        "table_catalog": CATALOG,
+        "table_schema": schema_name,
+        "table_name": table,
+        "constraint_catalog": CATALOG,
+        "constraint_schema": schema_name,
+    }
+    usage = [
+        {**where("pagila", "city"), "constraint_name": "city_pk", "column_name": "city_id", "ordinal_position": 1},
+        {**where("pagila", "country"), "constraint_name": "country_uk", "column_name": "country", "ordinal_position": 1},
+        {**where("pagila", "address"), "constraint_name": "address_city", "column_name": "city_id", "ordinal_position": 1, "position_in_unique_constraint": 1},
+        {
+            **where("ipl", "player"),
+            "constraint_name": "player_country",
+            "column_name": "country_name",
+            "ordinal_position": 1,
+            "position_in_unique_constraint": 1,
+        },
+    ]
+    references = [
+        {"constraint_catalog": CATALOG, "constraint_schema": schema_name, "constraint_name": name, "unique_constraint_catalog": CATALOG, "unique_constraint_schema": "pagila", "unique_constraint_name": unique}
+        for schema_name, name, unique in (("pagila", "address_city", "city_pk"), ("ipl", "player_country", "country_uk"))
+    ]  # fmt: skip
+    copy_to(usage, folder / "key_column_usage.parquet")
+    copy_to(references, folder / "referential_constraints.json")
+    copy_to([{**where("pagila", "city"), "constraint_name": "city_pk", "constraint_type": "PRIMARY KEY"}], folder / "table_constraints.csv")
+    ingest(history_file, sync.queries, sync)
+    ingest(columns_file, sync.queries, sync)  # one read of every schema export: both keys in one pass
     assert len(own_pairs) >= 15
     assert learned(graph) == own_pairs
+    declared = graph.execute_query("MATCH (a:Column)-[:REFERENCES]->(b:Column) RETURN a.id AS a, b.id AS b ORDER BY a").records
+    assert [(row["a"], row["b"]) for row in declared] == [
+        ("spider.ipl.player.country_name", "spider.pagila.country.country"),
+        ("spider.pagila.address.city_id", "spider.pagila.city.city_id"),
+    ]
+    primary = graph.execute_query("MATCH (c:Column {is_primary_key: true}) RETURN collect(c.id) AS ids").records[0]["ids"]
+    assert primary == ["spider.pagila.city.city_id"]
 
 
 def test_a_file_no_export_reader_knows_is_reported_with_its_reason(sync: WarehouseSync, graph: Driver) -> None:

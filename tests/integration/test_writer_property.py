@@ -26,7 +26,7 @@ from tests import writers
 from tests.conftest import Neo4jService
 from tests.corpora import unpack_powershell_docs
 from tests.graph_dump import wipe
-from tests.integration.test_document_graph import graph, make_sync  # noqa: F401  (fixture)
+from tests.integration.test_document_graph import make_sync
 from tests.rendered_library import write as write_generated
 from worker.demo.library import write_library
 from worker.documents import uris
@@ -116,7 +116,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def test_powershell_docs_from_any_writer_land_every_link_where_the_markdown_does(
     neo4j_service: Neo4jService,
-    graph: Driver,  # noqa: F811
+    graph: Driver,
     estate: Path,
     estate_graph: Graph,
     tmp_path: Path,
@@ -151,7 +151,7 @@ def _generated(kind: str, root: Path) -> Path:
 @pytest.mark.parametrize("writer", writers.WRITERS)
 def test_the_generated_libraries_from_pandoc_land_every_link_where_the_markdown_does(
     neo4j_service: Neo4jService,
-    graph: Driver,  # noqa: F811
+    graph: Driver,
     tmp_path: Path,
     writer: str,
     kind: str,

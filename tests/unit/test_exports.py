@@ -104,3 +104,78 @@ def test_files_are_told_by_their_folder_and_their_columns(tmp_path: Path) -> Non
     with pytest.raises(ExportError, match="none of databricks's exports"):
         kind_of(["who", "what"], DATABRICKS)
     assert kind_of(["table_catalog", "table_schema", "table_name", "table_type"], DATABRICKS) == "tables"
+
+
+def test_snowflakes_imported_keys_become_declared_keys_in_key_order() -> None:
+    """`SHOW IMPORTED KEYS` saved with RESULT_SCAN: a row per column of a composite key."""
+    side = {
+        "fk_database_name": "DB",
+        "fk_schema_name": "S",
+        "fk_table_name": "LINES",
+        "pk_database_name": "DB",
+        "pk_schema_name": "S",
+        "pk_table_name": "ORDERS",
+        "fk_name": "LINES_ORDERS",
+    }
+    rows = SchemaRows(
+        columns=[
+            {"table_catalog": "DB", "table_schema": "S", "table_name": table, "column_name": column}
+            for table, column in (("ORDERS", "ID"), ("ORDERS", "REGION"), ("LINES", "ORDER_ID"), ("LINES", "ORDER_REGION"))
+        ]
+    )
+    rows.add(
+        "imported_keys",
+        [
+            {**side, "fk_column_name": "ORDER_REGION", "pk_column_name": "REGION", "key_sequence": "2"},
+            {**side, "fk_column_name": "ORDER_ID", "pk_column_name": "ID", "key_sequence": "1"},
+        ],
+    )
+    [snapshot] = snapshots(rows, SNOWFLAKE)
+    [key] = snapshot.foreign_keys
+    assert (key.name, key.table, key.columns, key.ref_table, key.ref_columns) == (
+        "LINES_ORDERS",
+        "DB.S.LINES",
+        ("ORDER_ID", "ORDER_REGION"),
+        "DB.S.ORDERS",
+        ("ID", "REGION"),
+    )
+
+
+def test_information_schema_keys_pair_each_column_with_its_place_in_the_referenced_key() -> None:
+    """Databricks' key_column_usage, referential_constraints and table_constraints."""
+    table = lambda name: {"table_catalog": "main", "table_schema": "shop", "table_name": name}
+    usage = [
+        {**table("orders"), "constraint_name": "orders_pk", "column_name": "region", "ordinal_position": 2},
+        {**table("orders"), "constraint_name": "orders_pk", "column_name": "id", "ordinal_position": 1},
+        {**table("lines"), "constraint_name": "lines_orders", "column_name": "order_region", "ordinal_position": 1, "position_in_unique_constraint": 2},
+        {**table("lines"), "constraint_name": "lines_orders", "column_name": "order_id", "ordinal_position": 2, "position_in_unique_constraint": 1},
+        {**table("lines"), "constraint_name": "lines_missing", "column_name": "order_id", "ordinal_position": 1, "position_in_unique_constraint": 1},
+    ]
+    rows = SchemaRows(
+        columns=[
+            {**table(name), "column_name": column}
+            for name, column in (("orders", "id"), ("orders", "region"), ("lines", "order_id"), ("lines", "order_region"))
+        ]
+    )
+    assert kind_of(usage[0], DATABRICKS) == "key_usage"
+    rows.add("key_usage", usage)
+    rows.add(
+        "references",
+        [
+            {
+                "constraint_catalog": "main",
+                "constraint_schema": "shop",
+                "constraint_name": name,
+                "unique_constraint_catalog": "main",
+                "unique_constraint_schema": "shop",
+                "unique_constraint_name": unique,
+            }
+            for name, unique in (("lines_orders", "orders_pk"), ("lines_missing", "gone_pk"))
+        ],
+    )
+    rows.add("constraints", [{**table("orders"), "constraint_name": "orders_pk", "constraint_type": "PRIMARY KEY"}])
+    [snapshot] = snapshots(rows, DATABRICKS)
+    [key] = snapshot.foreign_keys  # lines_missing names a key the exports do not give: left out
+    assert (key.table, key.columns, key.ref_table, key.ref_columns) == ("main.shop.lines", ("order_region", "order_id"), "main.shop.orders", ("region", "id"))
+    primary = {(table.name, column.name) for table in snapshot.tables for column in table.columns if column.is_primary_key}
+    assert primary == {("orders", "id"), ("orders", "region")}

@@ -37,7 +37,11 @@ def ingest(path: Path, engine: ExportedEngine, warehouse: WarehouseSync) -> tupl
         counts = {"statements": len(found.events), "unfinished": found.unfinished, "not_data": found.not_data}
         return {"engine": engine.name, "kind": kind, **counts, **report}, found.poison
     rows, poison = schema_rows(warehouse.settings.audit_log_path / engine.name, engine)
-    written = {f"{snapshot.database}.{snapshot.schema}": asdict(warehouse.writer.apply(snapshot)) for snapshot in snapshots(rows, engine)}
+    schemas = snapshots(rows, engine)
+    written = {f"{snapshot.database}.{snapshot.schema}": asdict(warehouse.writer.apply(snapshot)) for snapshot in schemas}
+    for snapshot in schemas:  # a key into a schema written after its own: its columns exist now
+        if any(not key.ref_table.startswith(f"{snapshot.database}.{snapshot.schema}.") for key in snapshot.foreign_keys):
+            written[f"{snapshot.database}.{snapshot.schema}"]["keys"] = warehouse.writer.apply(snapshot).keys
     warehouse.announce(Change(SOURCE))
     warehouse.search.refresh(sorted(written))
     relearned = asdict(queries.relearn())
@@ -54,7 +58,7 @@ def schema_rows(folder: Path, engine: ExportedEngine) -> tuple[SchemaRows, list[
         try:
             kind = kind_of(columns_of(path), engine)
             if kind != "queries":
-                getattr(rows, kind).extend(read_rows(path))
+                rows.add(kind, read_rows(path))
         except ExportError as err:
             poison.append((path, str(err)))
     return rows, poison

@@ -27,9 +27,10 @@ import duckdb
 from worker.exceptions import first_line
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.export_engines import ExportedEngine
-from worker.warehouse.schema_snapshot import ColumnInfo, Snapshot, TableInfo
+from worker.warehouse.export_keys import KeyRows, foreign_keys, primary_keys
+from worker.warehouse.schema_snapshot import ColumnInfo, ForeignKey, Snapshot, TableInfo
 
-Kind = Literal["queries", "columns", "tables"]
+Kind = Literal["queries", "columns", "tables", "imported_keys", "key_usage", "references", "constraints"]
 
 
 WHEN = ("end_time", "start_time")  # a query counts at its end, else its start
@@ -78,13 +79,22 @@ def kind_of(columns: Iterable[str], engine: ExportedEngine) -> Kind:
     names = set(columns)
     if {engine.query_id, engine.query_text} <= names:
         return "queries"
+    if {"fk_table_name", "fk_column_name", "pk_table_name", "pk_column_name"} <= names:
+        return "imported_keys"
+    if {"constraint_name", "unique_constraint_name"} <= names:
+        return "references"
+    if {*TABLE_PATH, "constraint_name", "column_name"} <= names:
+        return "key_usage"
+    if {*TABLE_PATH, "constraint_name", "constraint_type"} <= names:
+        return "constraints"
     if {*TABLE_PATH, "column_name"} <= names:
         return "columns"
     if {*TABLE_PATH, "table_type"} <= names:
         return "tables"
     raise ExportError(
-        f"columns {', '.join(sorted(names)[:12])} are none of {engine.name}'s exports: "
-        f"a query history ({engine.query_id}, {engine.query_text}), information_schema.columns or .tables"
+        f"columns {', '.join(sorted(names)[:12])} are none of {engine.name}'s exports: a query history "
+        f"({engine.query_id}, {engine.query_text}), information_schema's columns, tables, key_column_usage, "
+        "referential_constraints or table_constraints, or SHOW IMPORTED KEYS"
     )
 
 
@@ -142,11 +152,20 @@ def timestamp(value: object) -> str:
 class SchemaRows:
     columns: list[dict[str, Any]] = field(default_factory=list)
     tables: list[dict[str, Any]] = field(default_factory=list)
+    keys: KeyRows = field(default_factory=KeyRows)
+
+    def add(self, kind: Kind, rows: list[dict[str, Any]]) -> None:
+        """A schema export's rows, by its kind (a query history is not one)."""
+        found = {"columns": self.columns, "tables": self.tables, "imported_keys": self.keys.imported, "key_usage": self.keys.usage}
+        found |= {"references": self.keys.references, "constraints": self.keys.constraints}
+        found[kind].extend(rows)
 
 
 def snapshots(found: SchemaRows, engine: ExportedEngine) -> list[Snapshot]:
-    """Every schema the exports list, each whole: its tables with their columns, kinds and comments
-    (a row of a dropped object, `deleted` set in Snowflake's ACCOUNT_USAGE views, is left out)."""
+    """Every schema the exports list, each whole: its tables with their columns, kinds, comments and
+    declared keys (a row of a dropped object, `deleted` set in Snowflake's ACCOUNT_USAGE views, is
+    left out)."""
+    primary = primary_keys(found.keys)
     tables: dict[tuple[str, str, str], dict[str, Any]] = {}
     columns: dict[tuple[str, str, str], list[ColumnInfo]] = defaultdict(list)
     for row in found.tables:
@@ -163,6 +182,7 @@ def snapshots(found: SchemaRows, engine: ExportedEngine) -> list[Snapshot]:
                 position=int(position) if position.isdigit() else len(columns[_path(row)]) + 1,
                 nullable=str(row.get("is_nullable") or "YES").upper() in ("YES", "TRUE"),
                 description=row.get("comment") or None,
+                is_primary_key=(*_path(row), str(row["column_name"])) in primary,
             )
         )
     schemas: dict[tuple[str, str], list[TableInfo]] = defaultdict(list)
@@ -171,7 +191,14 @@ def snapshots(found: SchemaRows, engine: ExportedEngine) -> list[Snapshot]:
         kind = "VIEW" if str(row.get("table_type") or "").upper() in VIEW_TYPES else "TABLE"
         ordered = tuple(sorted(columns.get(path, []), key=lambda column: column.position))
         schemas[path[:2]].append(TableInfo(path[0], path[1], path[2], kind, row.get("comment") or None, columns=ordered))
-    return [Snapshot(database, schema, tuple(found_tables), engine=engine.name) for (database, schema), found_tables in sorted(schemas.items())]
+    keys: dict[tuple[str, str], list[ForeignKey]] = defaultdict(list)
+    for key in foreign_keys(found.keys):
+        database, schema, _ = key.table.split(".", 2)
+        keys[database, schema].append(key)
+    return [
+        Snapshot(database, schema, tuple(found_tables), tuple(keys.get((database, schema), ())), engine=engine.name)
+        for (database, schema), found_tables in sorted(schemas.items())
+    ]
 
 
 def _path(row: dict[str, Any]) -> tuple[str, str, str]:
