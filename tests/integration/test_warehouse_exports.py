@@ -118,8 +118,12 @@ def test_snowflake_exports_teach_the_joins_of_its_query_history(spider: Path, sy
         }
         for index, (_, sql) in enumerate(queries)
     ]
-    first = dict(history[0])
+    first = {**history[0], "DATABASE_NAME": None, "SCHEMA_NAME": None}
+    thelook = "THELOOK_ECOMMERCE"
+    unqualified = 'SELECT COUNT(*) FROM ORDERS o JOIN ORDER_ITEMS i ON o."order_id" = i."order_id"'  # read in its session's schema
+    expected[f"{thelook}.{thelook}.ORDERS.order_id", f"{thelook}.{thelook}.ORDER_ITEMS.order_id"] += 1
     history += [
+        {**first, "QUERY_ID": "01b-session", "QUERY_TEXT": unqualified, "DATABASE_NAME": thelook, "SCHEMA_NAME": thelook},
         first,  # exported twice: counts once
         {**first, "QUERY_ID": "01b-failed", "EXECUTION_STATUS": "FAIL"},
         {**first, "QUERY_ID": "01b-running", "EXECUTION_STATUS": "RUNNING"},
@@ -130,12 +134,11 @@ def test_snowflake_exports_teach_the_joins_of_its_query_history(spider: Path, sy
     logs = copy_to(history, folder / "account_usage" / "query_history.parquet")
 
     report = ingest(logs, sync.queries, sync)  # before the tables: every query waits for them
-    assert (report["statements"], report["unfinished"], report["not_data"], report["poison"]) == (len(queries) + 2, 1, 1, 1)
+    assert (report["statements"], report["unfinished"], report["not_data"], report["poison"]) == (len(queries) + 3, 1, 1, 1)
     assert report["pending"] and learned(graph) == set()
     [problem] = problems.listing(graph, "neo4j", SOURCE)
     assert problem.key == f"file:{logs}" and "row " in problem.reason and "query_text" in problem.reason
 
-    thelook = "THELOOK_ECOMMERCE"
     keys = [  # SHOW IMPORTED KEYS IN ACCOUNT, saved with RESULT_SCAN (the Spider copy declares none: two of the shop's own)
         {"fk_database_name": thelook, "fk_schema_name": thelook, "fk_table_name": "ORDER_ITEMS", "fk_column_name": column, "pk_database_name": thelook, "pk_schema_name": thelook, "pk_table_name": table, "pk_column_name": target, "key_sequence": 1, "fk_name": f"FK_{table}"}
         for column, table, target in (("order_id", "ORDERS", "order_id"), ("product_id", "PRODUCTS", "id"))

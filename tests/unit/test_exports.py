@@ -179,3 +179,13 @@ def test_information_schema_keys_pair_each_column_with_its_place_in_the_referenc
     assert (key.table, key.columns, key.ref_table, key.ref_columns) == ("main.shop.lines", ("order_region", "order_id"), "main.shop.orders", ("region", "id"))
     primary = {(table.name, column.name) for table in snapshot.tables for column in table.columns if column.is_primary_key}
     assert primary == {("orders", "id"), ("orders", "region")}
+
+
+def test_a_snowflake_query_is_read_in_the_session_it_ran_in() -> None:
+    row = {"query_id": "q", "query_text": "SELECT * FROM orders", "execution_status": "SUCCESS", "start_time": "2026-11-30T17:30:00Z"}
+    [bare, in_schema, in_database] = query_events(
+        [row, {**row, "database_name": "SHOP", "schema_name": 'my"schema'}, {**row, "database_name": "SHOP", "schema_name": None}], SNOWFLAKE
+    ).events
+    assert bare.sql == "SELECT * FROM orders"
+    assert in_schema.sql == 'USE SCHEMA "SHOP"."my""schema";\nSELECT * FROM orders'
+    assert in_database.sql == 'USE DATABASE "SHOP";\nSELECT * FROM orders'

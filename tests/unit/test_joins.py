@@ -346,3 +346,27 @@ def test_a_wildcard_table_is_read_as_its_newest_member() -> None:
     assert result.error is None, result.error
     assert {(str(pair.left), str(pair.right)) for pair in result.pairs} == {("p.ga.ga_sessions_20170803.fullVisitorId", "p.ga.visitors.fullVisitorId")}
     assert result.tables == {"p.ga.ga_sessions_20170803", "p.ga.visitors"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "script", "expected"),
+    [
+        ("snowflake", 'USE SCHEMA "DB"."B"', "DB.B"),
+        ("snowflake", "USE DATABASE db; USE WAREHOUSE wh; USE SCHEMA b", "DB.B"),
+        ("snowflake", "USE db.a", "DB.A"),
+        ("databricks", "USE CATALOG db; USE SCHEMA a", "DB.A"),
+        ("mysql", "USE B", "DB.B"),  # MySQL's database is the schema level
+    ],
+)
+def test_a_scripts_use_says_where_its_unqualified_tables_are(dialect: str, script: str, expected: str) -> None:
+    """Two schemas hold ORDERS and CUSTOMERS: without a session the names are ambiguous and teach nothing."""
+    fold = str.upper if dialect == "snowflake" else str
+    names = {fold(table): {fold("id"): "INT", fold("customer_id"): "INT"} for table in ("orders", "customers")}
+    schema = SchemaIndex({"DB": {"A": names, "B": names}}, default_catalog="DB")
+    sql = "SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id"
+    assert not any(str(pair.left).startswith("DB.") for pair in extract(sql, dialect, schema).pairs)
+    result = extract(f"{script};\n{sql}", dialect, schema)
+    assert result.error is None, result.error
+    assert {(str(pair.left), str(pair.right)) for pair in result.pairs} == {
+        (f"{expected}.{fold('customers')}.{fold('id')}", f"{expected}.{fold('orders')}.{fold('customer_id')}")
+    }

@@ -26,6 +26,8 @@ class ExportedEngine:
     query_type: str
     # Statement types that read or write tables; the others (SHOW, USE, GRANT, ...) teach no join.
     data_statements: frozenset[str]
+    # The columns naming the session's database and schema a query ran in, where the history has them.
+    session: tuple[str, str] | None = None
 
 
 ENGINES = {
@@ -44,6 +46,7 @@ ENGINES = {
             data_statements=frozenset(
                 {"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE_TABLE_AS_SELECT", "CREATE_VIEW", "UNLOAD", "MULTI_TABLE_INSERT"}
             ),
+            session=("database_name", "schema_name"),
         ),
         ExportedEngine(
             name="databricks",

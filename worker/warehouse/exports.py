@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+from sqlglot import exp
 
 from worker.exceptions import first_line
 from worker.warehouse.audit_log import QueryEvent
@@ -126,8 +127,23 @@ def query_events(rows: list[dict[str, Any]], engine: ExportedEngine) -> QueryRow
         except ValueError as err:
             found.poison.append((f"row {number}", str(err)))
             continue
-        found.events.append(QueryEvent(f"{engine.name}:{query_id}", text, str(row.get(engine.user) or ""), at, status in engine.failed, ()))
+        sql = in_session(text, row, engine)
+        found.events.append(QueryEvent(f"{engine.name}:{query_id}", sql, str(row.get(engine.user) or ""), at, status in engine.failed, ()))
     return found
+
+
+def in_session(text: str, row: dict[str, Any], engine: ExportedEngine) -> str:
+    """The query preceded by the `USE` its session had made (Snowflake's DATABASE_NAME and
+    SCHEMA_NAME), so its unqualified tables are read where it ran them — and the same text run
+    in two schemas is two queries."""
+    if engine.session is None:
+        return text
+    database, schema = (row.get(column) for column in engine.session)
+    if not database:
+        return text
+    target = exp.table_(str(schema), db=str(database), quoted=True) if schema else exp.table_(str(database), quoted=True)
+    use = exp.Use(kind=exp.var("SCHEMA" if schema else "DATABASE"), this=target)
+    return f"{use.sql(engine.dialect)};\n{text}"
 
 
 def timestamp(value: object) -> str:

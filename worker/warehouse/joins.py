@@ -35,7 +35,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from worker.exceptions import LakegraphError, first_line
-from worker.shared.identifiers import catalogue_key, fold_column_names
+from worker.shared.identifiers import SessionDefaults, catalogue_key, fold_column_names
 from worker.shared.sql_failures import PARSER_FAILURES
 
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/|#[^\n]*", re.DOTALL)
@@ -231,13 +231,17 @@ def extract(sql: str, dialect: str, schema: SchemaIndex) -> Extraction:
     pairs: set[JoinPair] = set()
     tables: set[str] = set()
     unresolved: set[str] = set()
+    session = SessionDefaults()
     for index, statement in enumerate(parsed):
         if statement is None or isinstance(statement, exp.Semicolon | exp.Declare):
             continue  # an empty statement, a comment after the last one, a script's variable
+        if isinstance(statement, exp.Use):
+            session = session.after(statement, dialect)
+            continue
         if not isinstance(statement, exp.Query | exp.DML | exp.DDL):  # a Command or a bare expression
             return Extraction(error=f"not a SQL statement sqlglot understands: {statement.sql(dialect)[:120]}")
         try:
-            scopes = _qualified_scopes(statement, partial(_statement_at, sql, dialect, index), dialect, schema)
+            scopes = _qualified_scopes(statement, partial(_statement_at, sql, dialect, index), dialect, schema, session)
         except PARSER_FAILURES as err:
             return Extraction(error=first_line(err, 300), tables=_named_tables(_statement_at(sql, dialect, index), schema, dialect))
         for scope in scopes:
@@ -265,9 +269,11 @@ def _statement_at(sql: str, dialect: str, index: int) -> exp.Expr | None:
     return _parsed(sql, dialect)[index]
 
 
-def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None], dialect: str, schema: SchemaIndex) -> list[Scope]:
-    """Scopes of the qualified statement. A query naming a column the schema lacks (drift, a column
-    not loaded yet) is parsed and qualified again without the schema: its qualified columns still count."""
+def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None], dialect: str, schema: SchemaIndex, session: SessionDefaults) -> list[Scope]:
+    """Scopes of the qualified statement, its unqualified tables in the session's catalogue and schema
+    (a `USE` before it) or the schema's default catalogue. A query naming a column the schema lacks
+    (drift, a column not loaded yet) is parsed and qualified again without the schema: its qualified
+    columns still count."""
 
     def qualified(expression: exp.Expr, mapping: MappingSchema | None) -> exp.Expr:
         if mapping is not None:
@@ -275,7 +281,8 @@ def _qualified_scopes(statement: exp.Expr, reparse: Callable[[], exp.Expr | None
         return qualify(
             expression,
             dialect=dialect,
-            catalog=schema.catalog_key(dialect),
+            catalog=session.catalog or schema.catalog_key(dialect),
+            db=session.schema,
             schema=mapping,
             validate_qualify_columns=False,
             quote_identifiers=False,
