@@ -45,3 +45,9 @@ def unpack_powershell_docs(into: Path) -> Path:
 def unpack_spider2_lite(into: Path) -> Path:
     """Spider 2.0-lite's questions, gold SQL and schemas, unpacked under `into`; returns its root folder."""
     return unpack(SPIDER2_ARCHIVE, "spider2-lite", into)
+
+
+def spider2_table_id(engine: str, database: str, name: str) -> str:
+    """A Spider 2.0-lite table's id as lakegraph's graph holds it: a SQLite file's tables under
+    `<database>.main`, the others by their full name."""
+    return f"{database}.main.{name}" if engine == "sqlite" else name

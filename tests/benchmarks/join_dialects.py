@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.corpora import unpack_spider2_lite
+from tests.corpora import spider2_table_id, unpack_spider2_lite
 from worker.warehouse.joins import JoinPair, SchemaIndex
 from worker.warehouse.query_log import Execution, absorb
 
@@ -55,7 +55,7 @@ def catalogue(engine: str, database: str, tables: list[dict]) -> tuple[SchemaInd
     mapping: dict = defaultdict(lambda: defaultdict(dict))
     columns: set[str] = set()
     for table in tables:
-        name = f"{database}.main.{table['table']}" if engine == "sqlite" else table["table"].replace(". ", ".")  # NHTSA's names start with a space there
+        name = spider2_table_id(engine, database, table["table"]).replace(". ", ".")  # NHTSA's names start with a space there
         catalog, schema, table_name = name.rsplit(".", 2)
         for column in table["columns"]:
             mapping[catalog][schema].setdefault(table_name, {})[column["name"]] = column["type"] or "STRING"
@@ -64,11 +64,15 @@ def catalogue(engine: str, database: str, tables: list[dict]) -> tuple[SchemaInd
     return SchemaIndex({catalog: dict(schemas) for catalog, schemas in mapping.items()}, default_catalog=only), columns
 
 
-def learned(sql: str, dialect: str, schema: SchemaIndex, known: set[str]) -> tuple[set[JoinPair], bool]:
-    """The pairs a query teaches that land on the catalogue's columns, and whether it parsed."""
+def learned(sql: str, dialect: str, schema: SchemaIndex) -> tuple[set[JoinPair], bool]:
+    """The pairs a query teaches, and whether it parsed."""
     result = absorb([Execution("gold", sql)], dialect, schema, workers=1)
-    pairs = {pair for extraction in result.shapes.values() for pair in extraction.pairs}
-    return {pair for pair in pairs if str(pair.left) in known and str(pair.right) in known}, not result.unparsable
+    return {pair for extraction in result.shapes.values() for pair in extraction.pairs}, not result.unparsable
+
+
+def landing(pairs: set[JoinPair], known: set[str]) -> set[JoinPair]:
+    """The pairs both of whose columns are the catalogue's, as it spells them: the graph's column ids."""
+    return {pair for pair in pairs if str(pair.left) in known and str(pair.right) in known}
 
 
 def score(root: Path) -> dict[str, Tally]:
@@ -86,15 +90,14 @@ def score(root: Path) -> dict[str, Tally]:
             built[item["db"]] = catalogue(engine, item["db"], schemas[engine][item["db"]])
         schema, known = built[item["db"]]
         sql, tally = gold.read_text(), tallies[engine]
-        found, parsed = learned(sql, ENGINES[engine], schema, known)
-        truth, _ = learned(sql, ANY_CASE.format(dialect=ENGINES[engine]), schema, known)
-        everything = absorb([Execution("gold", sql)], ENGINES[engine], schema, workers=1)
+        everything, parsed = learned(sql, ENGINES[engine], schema)
+        found, truth = landing(everything, known), landing(learned(sql, ANY_CASE.format(dialect=ENGINES[engine]), schema)[0], known)
         tally.queries += 1
         tally.unparsable += not parsed
         tally.learned += len(found)
         tally.true += len(truth)
         tally.correct += len(found & truth)
-        tally.lost += sum(len(extraction.pairs) for extraction in everything.shapes.values()) - len(found)
+        tally.lost += len(everything) - len(found)
     return tallies
 
 

@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from shapes.table_context import DEFAULT_RANKING, SPEC, Ranking, TableContextShape
 from tests.benchmarks.stats import percentile
-from tests.corpora import unpack_spider2_lite
+from tests.corpora import spider2_table_id, unpack_spider2_lite
 from tests.helpers import LAKEGRAPH
 from worker.embedding.factory import embedder
 from worker.graph.connection import connect
@@ -81,17 +81,16 @@ class Catalogue:
         return [table["id"] for table in self.tables[database]]
 
 
-def graph_id(engine: str, database: str, name: str) -> str:
-    return f"{database}.main.{name}" if engine == "sqlite" else name
-
-
 def catalogues(root: Path) -> dict[str, Catalogue]:
     found = {}
     for engine in ENGINES:
         databases = json.loads((root / "schemas" / f"{engine}.json").read_text())
         found[engine] = Catalogue(
             engine,
-            {name: [{"id": graph_id(engine, name, table["table"]), "columns": table["columns"]} for table in tables] for name, tables in databases.items()},
+            {
+                name: [{"id": spider2_table_id(engine, name, table["table"]), "columns": table["columns"]} for table in tables]
+                for name, tables in databases.items()
+            },
         )
     return found
 

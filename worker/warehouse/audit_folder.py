@@ -8,8 +8,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from worker.task_names import INGEST_AUDIT_FILE
-from worker.warehouse.export_engines import SUFFIXES as EXPORT_SUFFIXES
-from worker.warehouse.export_engines import engine_of
+from worker.warehouse.export_engines import engine_of, is_export
 from worker.watching import SETTLED_EVENTS, Coalescer, Job, event_path
 
 SUFFIXES = (".json", ".ndjson", ".jsonl")
@@ -17,11 +16,9 @@ SUFFIXES = (".json", ".ndjson", ".jsonl")
 
 def is_audit_log(path: Path, folder: Path) -> bool:
     """A file of LogEntries, or an export in an engine's subfolder (`snowflake/`, `databricks/`)."""
-    if path.name.startswith("."):
-        return False
     if engine_of(path, folder) is not None:
-        return path.suffix.lower() in EXPORT_SUFFIXES
-    return path.suffix in SUFFIXES
+        return is_export(path)
+    return path.suffix in SUFFIXES and not path.name.startswith(".")
 
 
 def folder_files(folder: Path) -> list[Path]:

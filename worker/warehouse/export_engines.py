@@ -71,3 +71,8 @@ def engine_of(path: Path, folder: Path) -> ExportedEngine | None:
         return None
     parts = inside.relative_to(os.path.abspath(folder)).parts
     return ENGINES.get(parts[0]) if len(parts) > 1 else None
+
+
+def is_export(path: Path) -> bool:
+    """A file an export reader takes (by its suffix), hidden files aside."""
+    return path.suffix.lower() in SUFFIXES and not path.name.startswith(".")

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from worker.shared.changes import Change
-from worker.warehouse.export_engines import SUFFIXES, ExportedEngine
+from worker.warehouse.export_engines import ExportedEngine, is_export
 from worker.warehouse.exports import (
     ExportError,
     SchemaRows,
@@ -53,7 +53,7 @@ def schema_rows(folder: Path, engine: ExportedEngine) -> tuple[SchemaRows, list[
     tables export and its columns in another. A file no reader can read is skipped by name."""
     rows, poison = SchemaRows(), []  # (file, reason)
     for path in sorted(folder.rglob("*")):
-        if path.suffix.lower() not in SUFFIXES or path.name.startswith(".") or not path.is_file():
+        if not is_export(path) or not path.is_file():
             continue
         try:
             kind = kind_of(columns_of(path), engine)

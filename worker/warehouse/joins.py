@@ -335,7 +335,8 @@ def _scope_pairs(scope: Scope, resolution: Resolution) -> Iterable[JoinPair]:
         if _literal(scope, left, resolution) or _literal(scope, right, resolution):
             continue
         ones, others = _bases(scope, left, resolution, 0), _bases(scope, right, resolution, 0)  # counting columns their tables lack
-        if _instance(scope, left) is not None and _instance(scope, left) == _instance(scope, right):
+        instance = _instance(scope, left)
+        if instance is not None and instance == _instance(scope, right):
             continue  # two fields of one row of one table instance: a filter, not a join
         for one, other in product(ones, others):
             yield JoinPair.of(one, other)
