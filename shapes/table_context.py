@@ -55,6 +55,9 @@ FIRST_DEPTH = 3
 GRANTED_DEPTH = 10
 # A table brought by a join scores at most this share of the table that brought it.
 JOINED_BELOW = 0.99
+# The arms that read the question's own words: between tables fused to the same score, the one
+# these rank higher comes first (the vectors' nearness is the looser evidence; measured at k 1).
+WORD_ARMS = ("text", "term")
 
 
 @dataclass(frozen=True)
@@ -322,12 +325,20 @@ class TableContextShape:
         rankings, via = self._rankings(question, k, grant)
         fused: dict[str, float] = defaultdict(float)
         arms: dict[str, list[str]] = defaultdict(list)
+        worded: dict[str, int] = {}  # each table's best rank in an arm of the question's own words
         for arm, ids in rankings.items():
             weight = self.ranking.weight(arm)
             for rank, table_id in enumerate(dict.fromkeys(ids)):
                 fused[table_id] += weight / (self.ranking.rrf_k + rank + 1)
                 arms[table_id].append(arm)
-        seeds = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
+                if arm in WORD_ARMS:
+                    worded[table_id] = min(rank, worded.get(table_id, rank))
+
+        def order(table_id: str) -> tuple[float, int, str]:
+            """Best fused score first; a tie goes to the table the question's words rank higher."""
+            return (-fused[table_id], worded.get(table_id, len(fused)), table_id)
+
+        seeds = sorted(fused, key=order)[:k]
         # The tables how often they are queried may lift among the seeds: their details are read with the graph's part.
         least = fused[seeds[-1]] if seeds else 0.0
         near = [table_id for table_id in fused if table_id not in seeds and fused[table_id] * (1 + self.ranking.usage_share) >= least]
@@ -338,7 +349,7 @@ class TableContextShape:
             fused[table_id] += share
             arms[table_id].append("join")
         self._weigh_usage(fused, dict(graph["usage"]))
-        best = sorted(fused, key=lambda table_id: (-fused[table_id], table_id))[:k]
+        best = sorted(fused, key=order)[:k]
         details = {row["id"]: row for row in graph["details"] if row["id"] in best}
         if missing := [table_id for table_id in best if table_id not in details]:  # brought by a join
             details |= {record["row"]["id"]: record["row"] for record in self._run(DETAILS, ids=missing, **read)}
