@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -290,6 +291,26 @@ def matched_later(row: Any, found: list[str]) -> list[str]:
     return [entry.removeprefix(said) for entry in found if entry.startswith(said) and entry.removeprefix(said) not in detailed]
 
 
+def fuse(rankings: dict[str, list[str]], ranking: Ranking) -> tuple[dict[str, float], dict[str, list[str]], Callable[[str], tuple[float, int, str]]]:
+    """Each table's score fused by reciprocal rank over the arms, the arms that found it, and the
+    order of the best first: a tie goes to the table the question's own words rank higher."""
+    fused: dict[str, float] = defaultdict(float)
+    arms: dict[str, list[str]] = defaultdict(list)
+    worded: dict[str, int] = {}  # each table's best rank in an arm of the question's own words
+    for arm, ids in rankings.items():
+        weight = ranking.weight(arm)
+        for rank, table_id in enumerate(dict.fromkeys(ids)):
+            fused[table_id] += weight / (ranking.rrf_k + rank + 1)
+            arms[table_id].append(arm)
+            if arm in WORD_ARMS:
+                worded[table_id] = min(rank, worded.get(table_id, rank))
+
+    def order(table_id: str) -> tuple[float, int, str]:
+        return (-fused[table_id], worded.get(table_id, len(fused)), table_id)
+
+    return fused, arms, order
+
+
 def in_table_order(names: list[str], columns: list[dict]) -> list[dict]:
     at = {name: index for index, name in enumerate(names)}
     return sorted(columns, key=lambda column: at.get(column["name"], len(at)))
@@ -323,21 +344,7 @@ class TableContextShape:
         if not 1 <= k <= MAX_K:
             raise ShapeError(f"k must be between 1 and {MAX_K}, got {k}")
         rankings, via = self._rankings(question, k, grant)
-        fused: dict[str, float] = defaultdict(float)
-        arms: dict[str, list[str]] = defaultdict(list)
-        worded: dict[str, int] = {}  # each table's best rank in an arm of the question's own words
-        for arm, ids in rankings.items():
-            weight = self.ranking.weight(arm)
-            for rank, table_id in enumerate(dict.fromkeys(ids)):
-                fused[table_id] += weight / (self.ranking.rrf_k + rank + 1)
-                arms[table_id].append(arm)
-                if arm in WORD_ARMS:
-                    worded[table_id] = min(rank, worded.get(table_id, rank))
-
-        def order(table_id: str) -> tuple[float, int, str]:
-            """Best fused score first; a tie goes to the table the question's words rank higher."""
-            return (-fused[table_id], worded.get(table_id, len(fused)), table_id)
-
+        fused, arms, order = fuse(rankings, self.ranking)
         seeds = sorted(fused, key=order)[:k]
         # The tables how often they are queried may lift among the seeds: their details are read with the graph's part.
         least = fused[seeds[-1]] if seeds else 0.0
