@@ -1,7 +1,7 @@
 """Session fixtures that start the real services a test asks for, and stop them afterwards.
 
 A test names the services it needs by its fixtures (`neo4j_service`, `redis_service`,
-`pubsub_host`, `bigquery_endpoint`, `gcs_endpoint`); each starts once per session on free loopback ports, and
+`pubsub_host`, `bigquery_endpoint`, `gcs_endpoint`, `postgres_server`); each starts once per session on free loopback ports, and
 is stopped at the end even when tests failed.
 """
 
@@ -16,6 +16,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from tests import corpora
+from tests.services import postgres
 from worker.runtime import bigquery_emulator, fake_gcs, neo4j_server, pubsub_emulator, redis_server
 from worker.settings import Settings, load_settings
 
@@ -41,7 +42,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # A test that needs a service gets its marker from the fixture it asks for (`-m "not bigquery"`).
-SERVICE_MARKERS = {"neo4j_service": "neo4j", "redis_service": "redis", "pubsub_host": "pubsub", "bigquery_endpoint": "bigquery", "gcs_endpoint": "gcs"}
+SERVICE_MARKERS = {
+    "neo4j_service": "neo4j",
+    "redis_service": "redis",
+    "pubsub_host": "pubsub",
+    "bigquery_endpoint": "bigquery",
+    "gcs_endpoint": "gcs",
+    "postgres_server": "postgres",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -148,6 +156,17 @@ def bigquery_endpoint(services_dir: Path) -> Iterator[str]:
         yield endpoint
     finally:
         service.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres.PostgresServer]:
+    if not postgres.installed() and not os.environ.get("CI"):
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql); CI installs it")
+    server = postgres.start()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 @pytest.fixture(scope="session")

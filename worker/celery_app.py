@@ -30,7 +30,7 @@ def beat_schedule(settings: Settings) -> dict[str, dict]:
     }
     if settings.knowledge_catalog.project:
         schedule["sync-catalog-glossary"] = {"task": names.SYNC_CATALOG_GLOSSARY, "schedule": settings.knowledge_catalog.sync_interval}
-    if settings.warehouse.engine == "bigquery" and settings.warehouse.jobs_poll_interval:
+    if settings.warehouse.engine in ("bigquery", "postgres") and settings.warehouse.jobs_poll_interval:
         schedule["poll-jobs"] = {"task": names.POLL_JOBS, "schedule": settings.warehouse.jobs_poll_interval}
     return schedule
 

@@ -73,7 +73,7 @@ class Components:
         """One per process: it keeps the resolved query shapes across tasks."""
         from worker.warehouse.query_graph import QueryGraph
 
-        return QueryGraph(self.driver, self.database, self.settings.warehouse.sql_dialect, self.announce)
+        return QueryGraph(self.driver, self.database, self.settings.warehouse.query_dialect, self.announce)
 
     @cached_property
     def announce(self) -> Announcer:

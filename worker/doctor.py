@@ -21,6 +21,12 @@ from worker.shared.duckdb_read import open_read_only
 from worker.shared.google_clients import bigquery_client
 
 PROBE_TIMEOUT = 5.0
+POSTGRES_PROBE = """
+SELECT current_setting('server_version'), current_database(),
+       (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm') AND n.nspname NOT IN ('information_schema', 'pg_catalog', 'pg_toast')),
+       CASE WHEN to_regclass('pg_stat_statements') IS NULL THEN false ELSE has_table_privilege(to_regclass('pg_stat_statements'), 'SELECT') END
+"""
 STORAGE_COUNT_CAP = 10_000
 
 NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
@@ -123,10 +129,22 @@ def _warehouse(settings: Settings) -> list[EngineStatus]:
         with open_read_only(path) as con:
             (tables,) = con.execute("SELECT count(*) FROM information_schema.tables").fetchone() or (0,)
         return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}, {path}: {tables} tables")]
+    if conf.engine == "postgres":
+        return [_postgres(conf.postgres_url.get_secret_value())]
     client = bigquery_client(settings)
     datasets = list(client.list_datasets(max_results=100, timeout=PROBE_TIMEOUT))
     where = conf.bigquery_endpoint or "BigQuery"
     return [EngineStatus("warehouse", "up", f"{where}, project {client.project}: {len(datasets)} datasets")]
+
+
+def _postgres(url: str) -> EngineStatus:
+    """The server, how many tables it shows, and whether its query log (pg_stat_statements) can be read."""
+    from worker.shared.postgres_client import MARKER, connect
+
+    with connect(url) as con:
+        version, database, tables, statements = con.execute(MARKER + POSTGRES_PROBE).fetchone() or ("", "", 0, False)
+    log = "pg_stat_statements readable" if statements else "no pg_stat_statements: no query log (CREATE EXTENSION pg_stat_statements)"
+    return EngineStatus("warehouse", "up", f"PostgreSQL {version}, database {database}: {tables} tables; {log}")
 
 
 def _pubsub(settings: Settings) -> list[EngineStatus]:

@@ -78,17 +78,24 @@ class RedisSettings(Section):
 
 
 class WarehouseSettings(Section):
-    engine: Literal["duckdb", "bigquery"]
+    engine: Literal["duckdb", "bigquery", "postgres"]
     duckdb_path: Path
     bigquery_project: str
     bigquery_datasets: list[str]
     bigquery_location: str
     bigquery_endpoint: str
+    postgres_url: SecretStr
+    postgres_schemas: list[str]
     reconcile_interval: float = Field(gt=0)
     jobs_poll_interval: float = Field(ge=0)
     sql_dialect: str  # a sqlglot dialect, checked where queries are parsed (worker/warehouse/joins.py): sqlglot is slow to import
     audit_log_dir: Path
     glossary_path: Path | Literal[""]
+
+    @property
+    def query_dialect(self) -> str:
+        """The dialect of the queries learned from: PostgreSQL's own log is always in its own."""
+        return "postgres" if self.engine == "postgres" else self.sql_dialect
 
 
 class PubsubSettings(Section):

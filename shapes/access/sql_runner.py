@@ -1,13 +1,15 @@
-"""run_sql's runner: the sqlglot check, then the query on DuckDB or BigQuery (shapes/run_sql.py says how)."""
+"""run_sql's runner: the sqlglot check, then the query on DuckDB, BigQuery or PostgreSQL (shapes/run_sql.py says how)."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import threading
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 import duckdb
 import sqlglot
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from worker.shared.grants import Grant
 
 DUCKDB_SCHEMA = "main"  # where DuckDB looks for an unqualified table
+POSTGRES_SCHEMA = "public"  # and PostgreSQL, on its default search_path
 
 
 def check_query(sql: str, dialect: str) -> exp.Query:
@@ -63,6 +66,8 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, UUID | timedelta | IPv4Address | IPv6Address | IPv4Network | IPv6Network | IPv4Interface | IPv6Interface):
+        return str(value)  # PostgreSQL's uuid, interval, inet and cidr
     return value
 
 
@@ -79,14 +84,23 @@ class SqlRunner:
         if tables is not None:
             from shapes.access.sql_grant import check_within
 
-            bigquery = self.dialect == "bigquery"
-            catalog, schema = (self.settings.warehouse.bigquery_project, "") if bigquery else (self.settings.duckdb_file.stem, DUCKDB_SCHEMA)
-            check_within(statement, self.dialect, catalog, schema, grant, tables)
+            check_within(statement, self.dialect, *self._unqualified(), grant, tables)
         return self._rows(sql)
 
     @property
     def dialect(self) -> str:
-        return "bigquery" if self.settings.warehouse.engine == "bigquery" else "duckdb"
+        return self.settings.warehouse.engine  # each engine's name is its sqlglot dialect
+
+    def _unqualified(self) -> tuple[str, str]:
+        """The database and schema an unqualified table name is read from."""
+        conf = self.settings.warehouse
+        if conf.engine == "bigquery":
+            return conf.bigquery_project, ""
+        if conf.engine == "postgres":
+            from worker.shared.postgres_client import database_name
+
+            return database_name(conf.postgres_url.get_secret_value()), POSTGRES_SCHEMA
+        return self.settings.duckdb_file.stem, DUCKDB_SCHEMA
 
     def __call__(self, sql: str) -> SqlResult:
         """The query's rows, once it is one read-only statement."""
@@ -96,7 +110,8 @@ class SqlRunner:
     def _rows(self, sql: str) -> SqlResult:
         """The rows of a query already checked, timed."""
         began = perf_counter()
-        result = self._bigquery(sql) if self.settings.warehouse.engine == "bigquery" else self._duckdb(sql)
+        run = {"bigquery": self._bigquery, "postgres": self._postgres}.get(self.settings.warehouse.engine, self._duckdb)
+        result = run(sql)
         return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
 
     def _duckdb(self, sql: str) -> SqlResult:
@@ -144,3 +159,25 @@ class SqlRunner:
         truncated = len(rows) > self.budget.sql_max_rows
         body = [[_plain(value) for value in row.values()] for row in rows[: self.budget.sql_max_rows]]
         return SqlResult(sql, "bigquery", columns, body, truncated, bytes_processed=scanned, job_id=job.job_id)
+
+    def _postgres(self, sql: str) -> SqlResult:
+        """In a read-only transaction (a write PostgreSQL itself refuses), cut at the time limit by the server."""
+        import psycopg
+
+        from worker.shared.postgres_client import connect
+
+        timeout = f"-c statement_timeout={int(self.budget.sql_timeout * 1000)}"
+        with connect(self.settings.warehouse.postgres_url.get_secret_value(), options=timeout) as con:
+            con.read_only = True
+            con.autocommit = False
+            try:
+                with con.transaction(), con.cursor() as cursor:
+                    cursor.execute(sql)
+                    rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
+                    columns = [column.name for column in cursor.description or []]
+            except psycopg.errors.QueryCanceled:
+                raise ShapeError(f"time limit reached: the query ran past {self.budget.sql_timeout:g} s and was cancelled") from None
+            except psycopg.Error as err:
+                raise ShapeError(f"PostgreSQL refused the query: {str(err).strip().splitlines()[0]}") from None
+        truncated = len(rows) > self.budget.sql_max_rows
+        return SqlResult(sql, "postgres", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)

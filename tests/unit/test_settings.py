@@ -72,11 +72,11 @@ def test_unknown_environment_variable_is_refused(monkeypatch: pytest.MonkeyPatch
 
 
 def test_bad_values_name_the_key_and_the_allowed_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LAKEGRAPH_WAREHOUSE__ENGINE", "postgres")
+    monkeypatch.setenv("LAKEGRAPH_WAREHOUSE__ENGINE", "oracle")
     with pytest.raises(LakegraphError) as caught:
         load_settings()
     assert "warehouse.engine" in str(caught.value)
-    assert "'duckdb' or 'bigquery'" in str(caught.value)
+    assert "'duckdb', 'bigquery' or 'postgres'" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -140,6 +140,16 @@ def test_the_celery_configuration_follows_the_worker_settings() -> None:
     assert schedule["reconcile-documents"]["schedule"] == settings.documents.reconcile_interval
     with pytest.raises(LakegraphError, match="visibility_timeout"):
         load_settings(worker={"visibility_timeout": 1})
+
+
+def test_the_query_history_is_polled_where_the_warehouse_keeps_one() -> None:
+    """BigQuery's jobs and PostgreSQL's pg_stat_statements, every jobs_poll_interval; DuckDB keeps no history."""
+    from worker.celery_app import beat_schedule
+
+    postgres = load_settings(warehouse={"engine": "postgres", "postgres_url": "postgresql://lakegraph@db:5432/shop", "jobs_poll_interval": 60})
+    assert beat_schedule(postgres)["poll-jobs"] == {"task": names.POLL_JOBS, "schedule": 60}
+    assert postgres.warehouse.query_dialect == "postgres"  # its log is in its own dialect, whatever sql_dialect says
+    assert "poll-jobs" not in beat_schedule(load_settings(warehouse={"jobs_poll_interval": 60}))
 
 
 def test_the_packaged_defaults_are_the_documented_file() -> None:

@@ -1,6 +1,6 @@
 """Distinct values of an identifier column, with how many rows carry each, within a budget.
 
-DuckDB reads at most `bridge.max_rows` rows of the column (counts then cover those rows, and the
+DuckDB and PostgreSQL read at most `bridge.max_rows` rows of the column (counts then cover those rows, and the
 scan says it was cut). BigQuery bills a column's whole size whatever LIMIT says, so the scan is
 dry-run first and a column over `bridge.max_bytes` is refused (the caller records it); the real
 job runs with that cap as `maximum_bytes_billed`. Both keep the `max_values` values carrying the
@@ -25,6 +25,11 @@ SELECT value, count(*) AS n FROM (SELECT CAST({column} AS VARCHAR) AS value FROM
 WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT $max_values
 """
 DUCKDB_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT $max_rows)"
+POSTGRES_VALUES = """
+SELECT value, count(*) AS n FROM (SELECT {column}::text AS value FROM {table} LIMIT %(max_rows)s) AS scanned
+WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT %(max_values)s
+"""
+POSTGRES_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
 BIGQUERY_VALUES = """
 SELECT CAST({column} AS STRING) AS value, COUNT(*) AS n FROM {table}
 WHERE {column} IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT {max_values}
@@ -55,6 +60,8 @@ class ValueScanner:
     def scan(self, column: IdentifierColumn) -> ColumnValues:
         if self.settings.warehouse.engine == "duckdb":
             rows, cut = self._duckdb(column)
+        elif self.settings.warehouse.engine == "postgres":
+            rows, cut = self._postgres(column)
         else:
             rows, cut = self._bigquery(column), False
         kept = {value: n for value, n in rows if self.pattern.match(value) and bridgeable(value)}
@@ -72,6 +79,21 @@ class ValueScanner:
             raise EngineUnavailable(f"cannot open {path}: {err}") from None
         except duckdb.Error as err:
             raise LakegraphError(f"cannot read the values of {column.id}: {str(err).splitlines()[0]}") from None
+        return [(str(value), int(n)) for value, n in found], bool(read and read[0] >= self.budget.max_rows)
+
+    def _postgres(self, column: IdentifierColumn) -> tuple[list[tuple[str, int]], bool]:
+        import psycopg
+
+        from worker.shared.postgres_client import MARKER, connect
+
+        table = _quoted(column.schema, '"') + "." + _quoted(column.table, '"')
+        params = {"max_rows": self.budget.max_rows, "max_values": self.budget.max_values}
+        with connect(self.settings.warehouse.postgres_url.get_secret_value()) as con:
+            try:
+                found = con.execute(MARKER + POSTGRES_VALUES.format(column=_quoted(column.column, '"'), table=table), params).fetchall()
+                read = con.execute(MARKER + POSTGRES_ROWS_READ.format(table=table), params).fetchone()
+            except psycopg.Error as err:
+                raise LakegraphError(f"cannot read the values of {column.id}: {str(err).strip().splitlines()[0]}") from None
         return [(str(value), int(n)) for value, n in found], bool(read and read[0] >= self.budget.max_rows)
 
     def _bigquery(self, column: IdentifierColumn) -> list[tuple[str, int]]:

@@ -7,12 +7,11 @@ from dataclasses import asdict
 from worker import task_names
 from worker.celery_app import app
 from worker.paths import contained
-from worker.shared.google_clients import bigquery_client
 from worker.tasks import context
 from worker.tasks.base import LakegraphTask
 from worker.warehouse import audit_files
 from worker.warehouse.events import query_event
-from worker.warehouse.jobs_poller import JobsPoller
+from worker.warehouse.history import history_poller
 from worker.warehouse.sync import SOURCE
 
 
@@ -58,19 +57,11 @@ def absorb_queries(events: list[dict]) -> dict:
 
 
 @app.task(name=task_names.POLL_JOBS, base=WarehouseTask)
-def poll_jobs() -> dict:
-    """BigQuery without a sink: new jobs from INFORMATION_SCHEMA.JOBS_BY_PROJECT since the watermark."""
-    settings = context.settings()
+def poll_jobs() -> dict | None:
+    """The warehouse's query history since the watermark: BigQuery's jobs (without a sink), PostgreSQL's pg_stat_statements."""
     driver, where = context.graph()
-    poller = JobsPoller(
-        bigquery_client(settings),
-        settings.warehouse.bigquery_project,
-        settings.warehouse.bigquery_location,
-        driver,
-        where.database,
-        context.query_graph(),
-    )
-    return asdict(poller.poll())
+    poller = history_poller(context.settings(), driver, where.database, context.query_graph())
+    return None if poller is None else asdict(poller.poll())
 
 
 @app.task(name=task_names.INGEST_AUDIT_FILE, base=WarehouseTask)

@@ -31,6 +31,7 @@ class QueryEvent:
     at: str  # the entry's timestamp (RFC 3339)
     failed: bool
     referenced_tables: tuple[str, ...]  # project.dataset.table
+    runs: int = 1  # the executions it stands for: a statement-statistics row counts several
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Connectors: DuckDB (the local warehouse) and BigQuery, read through their information schemas.
+"""Connectors: DuckDB (the local warehouse) and BigQuery, read through their information schemas
+(PostgreSQL's reads its catalogue: worker/warehouse/postgres.py).
 
 The BigQuery queries select only columns that both BigQuery and the local emulator provide.
 A composite foreign key is rebuilt in order: KEY_COLUMN_USAGE gives each referencing column's
@@ -251,4 +252,8 @@ def connector(settings: Settings) -> Connector:
     conf = settings.warehouse
     if conf.engine == "duckdb":
         return DuckDBConnector(settings.duckdb_file)
+    if conf.engine == "postgres":
+        from worker.warehouse.postgres import PostgresConnector
+
+        return PostgresConnector(conf.postgres_url.get_secret_value(), list(conf.postgres_schemas))
     return BigQueryConnector(bigquery_client(settings), conf.bigquery_project, list(conf.bigquery_datasets))

@@ -40,7 +40,7 @@ def ingest(path: Path, engine: ExportedEngine, warehouse: WarehouseSync) -> tupl
     schemas = snapshots(rows, engine)
     written = {f"{snapshot.database}.{snapshot.schema}": asdict(warehouse.writer.apply(snapshot)) for snapshot in schemas}
     for snapshot in schemas:  # a key into a schema written after its own: its columns exist now
-        if any(not key.ref_table.startswith(f"{snapshot.database}.{snapshot.schema}.") for key in snapshot.foreign_keys):
+        if snapshot.keys_outward:
             written[f"{snapshot.database}.{snapshot.schema}"]["keys"] = warehouse.writer.apply(snapshot).keys
     warehouse.announce(Change(SOURCE))
     warehouse.search.refresh(sorted(written))

@@ -1,4 +1,5 @@
-"""The one-shot warehouse load's metadata part: every schema, the glossary, the audit-log files.
+"""The one-shot warehouse load's metadata part: every schema, the glossary, the audit-log files
+(and PostgreSQL's statement statistics).
 Components.load_warehouse runs it, then the bridge — what `lakegraph load warehouse` and
 `lakegraph demo` both run."""
 
@@ -10,7 +11,9 @@ from dataclasses import dataclass, field
 from worker.warehouse.audit_files import ingest
 from worker.warehouse.audit_folder import folder_files
 from worker.warehouse.glossary import GlossaryReport
+from worker.warehouse.history import history_poller
 from worker.warehouse.query_graph import RelearnReport
+from worker.warehouse.statements_poller import StatementsPoller, StatementsReport
 from worker.warehouse.sync import WarehouseSync
 
 Progress = Callable[[str, int, int], None]  # stage, done, total
@@ -23,6 +26,7 @@ class WarehouseLoadReport:
     glossary: GlossaryReport | None = None
     relearned: RelearnReport | None = None  # queries absorbed before their tables, credited now
     query_logs: list[dict] = field(default_factory=list)
+    statements: StatementsReport | None = None  # PostgreSQL's pg_stat_statements, read once
 
 
 def load_metadata(sync: WarehouseSync, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
@@ -36,4 +40,6 @@ def load_metadata(sync: WarehouseSync, progress: Progress = lambda stage, done, 
         progress("query logs", index, len(files))
         report.query_logs.append(ingest(path, sync.queries, sync))
     progress("query logs", len(files), len(files))
+    if isinstance(poller := history_poller(sync.settings, sync.driver, sync.database, sync.queries), StatementsPoller):
+        report.statements = poller.poll()  # PostgreSQL's log is only polled: what it holds now, learned now
     return report

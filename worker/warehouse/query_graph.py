@@ -20,7 +20,7 @@ pending queries against the new schema and credits each run exactly once (`Query
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -50,7 +50,7 @@ RETURN t.database AS database, t.schema AS schema, t.name AS table, c.name AS co
 SEEN_RUNS = f"UNWIND $ids AS id MATCH (r:{Label.QUERY_RUN} {{id: id}}) RETURN r.id AS id"
 RECORD_RUNS = f"""
 UNWIND $rows AS r
-CREATE (:{Label.QUERY_RUN} {{id: r.id, query: r.query, user: r.user, at: r.at, failed: r.failed, credited: true}})
+CREATE (:{Label.QUERY_RUN} {{id: r.id, query: r.query, user: r.user, at: r.at, runs: r.runs, failed: r.failed, credited: true}})
 """
 # A query's USES edges to the tables the graph holds, and how many of its tables those are.
 USES_TABLES = f"""
@@ -89,7 +89,7 @@ UNCREDITED_RUNS = f"""
 UNWIND $queries AS query
 MATCH (r:{Label.QUERY_RUN} {{query: query}}) WHERE r.credited = false AND NOT r.failed
 SET r.credited = true
-RETURN r.query AS query, r.user AS user, r.at AS at
+RETURN r.query AS query, r.user AS user, r.at AS at, coalesce(r.runs, 1) AS runs
 """
 MERGE_JOINS = f"""
 UNWIND $rows AS r
@@ -135,7 +135,7 @@ class RelearnReport:
 
 
 ReportT = TypeVar("ReportT", QueryLogReport, RelearnReport)
-Run = tuple[str, str]  # a counted run of a query: its user and time
+Run = tuple[str, str, int]  # counted runs of a query: their user, time and number
 
 
 class QueryGraph:
@@ -169,15 +169,16 @@ class QueryGraph:
         self.cache.clear()
         return index
 
-    def absorb(self, events: list[QueryEvent], now: datetime | None = None) -> QueryLogReport:
+    def absorb(self, events: list[QueryEvent], now: datetime | None = None, then: Callable[[ManagedTransaction], None] | None = None) -> QueryLogReport:
         """Record and count the events whose job ids are new. Two deliveries of one job absorbed at
         once both see it unseen; the unique QueryRun id lets only one commit, and the other, run
-        again, finds it seen and counts it as a duplicate."""
+        again, finds it seen and counts it as a duplicate. `then` runs in the same transaction (a
+        poller's watermark moves with the runs it counted, or not at all)."""
         attempts_left = DUPLICATE_RACE_ATTEMPTS
         while True:
             try:
                 with self.driver.session(database=self.database) as session:
-                    report = session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat())
+                    report = session.execute_write(self._absorb, events, (now or datetime.now(UTC)).isoformat(), then)
                 return self._announced(report, report.runs + report.failed)
             except ConstraintError:
                 attempts_left -= 1
@@ -200,7 +201,7 @@ class QueryGraph:
             self.announce(Change("query-log"))
         return report
 
-    def _absorb(self, tx: ManagedTransaction, events: list[QueryEvent], now: str) -> QueryLogReport:
+    def _absorb(self, tx: ManagedTransaction, events: list[QueryEvent], now: str, then: Callable[[ManagedTransaction], None] | None) -> QueryLogReport:
         report = QueryLogReport()
         seen = {row["id"] for row in tx.run(SEEN_RUNS, ids=[event.job_id for event in events])}
         fresh: dict[str, QueryEvent] = {}
@@ -212,12 +213,17 @@ class QueryGraph:
         shape_of = {job: fingerprint(event.sql) for job, event in fresh.items()}  # once per event: it hashes the whole SQL
         tx.run(
             RECORD_RUNS,
-            rows=[{"id": job, "query": shape_of[job], "user": event.user, "at": event.at, "failed": event.failed} for job, event in fresh.items()],
+            rows=[
+                {"id": job, "query": shape_of[job], "user": event.user, "at": event.at, "runs": event.runs, "failed": event.failed}
+                for job, event in fresh.items()
+            ],
         ).consume()
         if fresh:
             stamp(tx, "query-log", max(event.at for event in fresh.values()))
+        if then is not None:
+            then(tx)
         counted = [event for event in fresh.values() if not event.failed]
-        report.runs, report.failed = len(counted), len(fresh) - len(counted)
+        report.runs, report.failed = sum(event.runs for event in counted), len(fresh) - len(counted)
         if not counted:
             return report
         result = absorb(
@@ -231,16 +237,16 @@ class QueryGraph:
         report.unresolved = len(result.unresolved)
         runs: dict[str, list[Run]] = defaultdict(list)
         for event in counted:
-            runs[shape_of[event.job_id]].append((event.user, event.at))
+            runs[shape_of[event.job_id]].append((event.user, event.at, event.runs))
         merged = tx.run(
             MERGE_QUERIES,
             rows=[
                 {
                     "id": shape,
                     "sql": result.samples[shape][:20_000],
-                    "executions": len(runs[shape]),
-                    "first": min(at for _, at in runs[shape]),
-                    "last": max(at for _, at in runs[shape]),
+                    "executions": sum(count for _, _, count in runs[shape]),
+                    "first": min(at for _, at, _ in runs[shape]),
+                    "last": max(at for _, at, _ in runs[shape]),
                     "error": extraction.error,
                     "tables": sorted(extraction.tables),
                     "unresolved": sorted(extraction.unresolved),
@@ -275,11 +281,11 @@ class QueryGraph:
         report.settled = len(settled)
         runs: dict[str, list[Run]] = defaultdict(list)
         for row in tx.run(UNCREDITED_RUNS, queries=settled):
-            runs[row["query"]].append((row["user"], row["at"]))
-        report.runs = sum(len(found) for found in runs.values())
+            runs[row["query"]].append((row["user"], row["at"], row["runs"]))
+        report.runs = sum(count for found in runs.values() for _, _, count in found)
         report.pairs = self._credit(tx, {shape: self.cache[shape] for shape in runs}, runs, now)
         if report.runs:
-            stamp(tx, "query-log", max(at for found in runs.values() for _, at in found))
+            stamp(tx, "query-log", max(at for found in runs.values() for _, at, _ in found))
         return report
 
     @staticmethod
@@ -289,11 +295,11 @@ class QueryGraph:
             {
                 "left": str(pair.left),
                 "right": str(pair.right),
-                "executions": len(pair_runs),
+                "executions": sum(count for _, _, count in pair_runs),
                 "queries": sorted(queries),
-                "users": sorted({user for user, _ in pair_runs if user}),
-                "first": min(at for _, at in pair_runs),
-                "last": max(at for _, at in pair_runs),
+                "users": sorted({user for user, _, _ in pair_runs if user}),
+                "first": min(at for _, at, _ in pair_runs),
+                "last": max(at for _, at, _ in pair_runs),
                 "self_join": pair.self_join,
             }
             for pair, queries, pair_runs in _by_pair(shapes, runs)

@@ -59,6 +59,11 @@ class Snapshot:
     table: str | None = None  # the one table this snapshot covers, when it is a refresh of one table
     engine: str | None = None  # a warehouse known from its exports (worker/warehouse/exports.py); None: the configured one
 
+    @property
+    def keys_outward(self) -> bool:
+        """A key of this schema references another schema's table: written again once that schema is."""
+        return any(not key.ref_table.startswith(f"{self.database}.{self.schema}.") for key in self.foreign_keys)
+
 
 class Connector(Protocol):
     """One warehouse engine behind one interface."""

@@ -18,6 +18,7 @@ from worker.task_names import SYNC_CATALOG_GLOSSARY, SYNC_GLOSSARY
 from worker.warehouse import glossary
 from worker.warehouse.connectors import connector
 from worker.warehouse.query_graph import QueryGraph
+from worker.warehouse.schema_snapshot import Snapshot
 from worker.warehouse.table_search import SearchReport, TableSearchRefresher
 from worker.warehouse.writer import MetadataReport, MetadataWriter
 
@@ -45,7 +46,7 @@ class WarehouseSync:
         self.connector = connector(settings)
         self.writer = MetadataWriter(driver, database)
         self.announce = announce or announcer(settings)
-        self.queries = queries or QueryGraph(driver, database, settings.warehouse.sql_dialect, self.announce)
+        self.queries = queries or QueryGraph(driver, database, settings.warehouse.query_dialect, self.announce)
         self.search = TableSearchRefresher(driver, database, embedder(settings))
 
     def sync_table(self, schema: str, table: str) -> MetadataReport:
@@ -60,9 +61,12 @@ class WarehouseSync:
 
     def sync_schema(self, schema: str) -> MetadataReport:
         """A whole schema re-read: the drift reconcile; tables no longer there are removed."""
-        report = self.writer.apply(self.connector.snapshot(schema))
+        return self._write_schema(self.connector.snapshot(schema))
+
+    def _write_schema(self, snapshot: Snapshot) -> MetadataReport:
+        report = self.writer.apply(snapshot)
         self.announce(Change(SOURCE))
-        self.refresh_search([schema])
+        self.refresh_search([snapshot.schema])
         return report
 
     def sync_schemas(self, on_schema: Callable[[int, int], None] = lambda done, total: None) -> dict[str, dict]:
@@ -70,9 +74,15 @@ class WarehouseSync:
         and only when the connector lists the whole database rather than a configured selection."""
         schemas = self.connector.schemas()
         reports = {}
+        outward = []
         for index, schema in enumerate(schemas):
             on_schema(index, len(schemas))
-            reports[schema] = asdict(self.sync_schema(schema))
+            snapshot = self.connector.snapshot(schema)
+            reports[schema] = asdict(self._write_schema(snapshot))
+            if snapshot.keys_outward:
+                outward.append(snapshot)
+        for snapshot in outward:  # a key into a schema written after its own: its columns exist now
+            reports[snapshot.schema]["keys"] = self.writer.apply(snapshot).keys
         if self.connector.lists_all_schemas:
             for name, gone in self.writer.prune_schemas(self.connector.database, schemas).items():
                 reports[name] = asdict(gone)

@@ -1,0 +1,58 @@
+"""What the PostgreSQL query-log poller learns from: data statements, never lakegraph's own reads
+or utility commands; and a connection URL must name its database."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.exceptions import LakegraphError
+from worker.shared.postgres_client import database_name
+from worker.warehouse.statements_poller import DATA_STATEMENT, Watermark
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1",
+        "  with t AS (SELECT 1) SELECT * FROM t",
+        "/* dashboard 7 */ SELECT a.x FROM a JOIN b ON a.id = b.a_id",
+        "-- nightly\nINSERT INTO totals SELECT * FROM orders",
+        "CREATE TABLE top_customers AS SELECT * FROM customers",
+        "create or replace temp view v AS SELECT 1",
+        "CREATE MATERIALIZED VIEW m AS SELECT 1",
+        "UPDATE orders SET total = 0 FROM customers c WHERE c.id = orders.customer_id",
+    ],
+)
+def test_data_statements_are_learned_from(sql: str) -> None:
+    assert DATA_STATEMENT.match(sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SET search_path = crm",
+        "SHOW work_mem",
+        "BEGIN",
+        "VACUUM orders",
+        "CREATE ROLE analyst LOGIN",
+        "CREATE EXTENSION pg_stat_statements",
+        "GRANT SELECT ON a TO b",
+    ],
+)
+def test_utility_statements_are_not(sql: str) -> None:
+    assert not DATA_STATEMENT.match(sql)
+
+
+def test_a_watermark_survives_its_storage() -> None:
+    mark = Watermark("2026-12-07T10:00:00+00:00", {"10:-6374": 3, "16384:42": 1})
+    assert Watermark.parse(mark.dump()) == mark
+    assert Watermark.parse(None) == Watermark()
+
+
+def test_a_url_names_its_database() -> None:
+    assert database_name("postgresql://lakegraph:secret@db.internal:5432/shop?sslmode=require") == "shop"
+    assert database_name("host=db dbname=sales user=x") == "sales"
+    with pytest.raises(LakegraphError, match="names no database"):
+        database_name("postgresql://lakegraph@db:5432")
+    with pytest.raises(LakegraphError, match="does not parse"):
+        database_name("postgresql://[::1")
