@@ -5,8 +5,9 @@ a query (SELECT, WITH … SELECT, set operations) — never DML, DDL, scripts or
 BigQuery then dry-runs it (statement type SELECT, bytes under the cap), runs it with
 `maximum_bytes_billed` set, and cancels the job when the client-side time limit passes. DuckDB
 reads the file read-only with external access off (shapes/access/duckdb_file.py) and interrupts the
-query at the time limit. PostgreSQL runs it in a read-only transaction, cancelled by the server
-at the time limit (statement_timeout). The engines' clients are imported only by the runner (shapes/access/sql_runner.py).
+query at the time limit. PostgreSQL and MySQL run it in a read-only
+transaction, stopped by the server at the time limit (statement_timeout, max_statement_time or
+max_execution_time). The engines' clients are imported only by the runner (shapes/access/sql_runner.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Session fixtures that start the real services a test asks for, and stop them afterwards.
 
 A test names the services it needs by its fixtures (`neo4j_service`, `redis_service`,
-`pubsub_host`, `bigquery_endpoint`, `gcs_endpoint`, `postgres_server`); each starts once per session on free loopback ports, and
+`pubsub_host`, `bigquery_endpoint`, `gcs_endpoint`, `postgres_server`, `mariadb_server`); each starts once per session on free loopback ports, and
 is stopped at the end even when tests failed.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from tests import corpora
-from tests.services import postgres
+from tests.services import mysql, postgres
 from worker.runtime import bigquery_emulator, fake_gcs, neo4j_server, pubsub_emulator, redis_server
 from worker.settings import Settings, load_settings
 
@@ -49,6 +49,7 @@ SERVICE_MARKERS = {
     "bigquery_endpoint": "bigquery",
     "gcs_endpoint": "gcs",
     "postgres_server": "postgres",
+    "mariadb_server": "mysql",
 }
 
 
@@ -163,6 +164,17 @@ def postgres_server() -> Iterator[postgres.PostgresServer]:
     if not postgres.installed() and not os.environ.get("CI"):
         pytest.skip("PostgreSQL is not installed (apt-get install postgresql); CI installs it")
     server = postgres.start()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[mysql.MariaDBServer]:
+    if not mysql.installed() and not os.environ.get("CI"):
+        pytest.skip("MariaDB is not installed (apt-get install mariadb-server); CI installs it")
+    server = mysql.start()
     try:
         yield server
     finally:

@@ -27,6 +27,12 @@ SELECT current_setting('server_version'), current_database(),
         WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm') AND n.nspname NOT IN ('information_schema', 'pg_catalog', 'pg_toast')),
        CASE WHEN to_regclass('pg_stat_statements') IS NULL THEN false ELSE has_table_privilege(to_regclass('pg_stat_statements'), 'SELECT') END
 """
+MYSQL_PROBE = """
+SELECT VERSION(), DATABASE(),
+       (SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('information_schema', 'mysql', 'performance_schema', 'sys')),
+       @@performance_schema,
+       (SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'statements_digest')
+"""
 STORAGE_COUNT_CAP = 10_000
 
 NEO4J_COMPONENTS = "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
@@ -130,7 +136,9 @@ def _warehouse(settings: Settings) -> list[EngineStatus]:
             (tables,) = con.execute("SELECT count(*) FROM information_schema.tables").fetchone() or (0,)
         return [EngineStatus("warehouse", "up", f"DuckDB {duckdb.__version__}, {path}: {tables} tables")]
     if conf.engine == "postgres":
-        return [_postgres(conf.postgres_url.get_secret_value())]
+        return [_postgres(conf.url.get_secret_value())]
+    if conf.engine == "mysql":
+        return [_mysql(conf.url.get_secret_value())]
     client = bigquery_client(settings)
     datasets = list(client.list_datasets(max_results=100, timeout=PROBE_TIMEOUT))
     where = conf.bigquery_endpoint or "BigQuery"
@@ -145,6 +153,18 @@ def _postgres(url: str) -> EngineStatus:
         version, database, tables, statements = con.execute(MARKER + POSTGRES_PROBE).fetchone() or ("", "", 0, False)
     log = "pg_stat_statements readable" if statements else "no pg_stat_statements: no query log (CREATE EXTENSION pg_stat_statements)"
     return EngineStatus("warehouse", "up", f"PostgreSQL {version}, database {database}: {tables} tables; {log}")
+
+
+def _mysql(url: str) -> EngineStatus:
+    """The server, how many tables it shows, and whether its query log (statement digests) is kept."""
+    from worker.shared.mysql_client import connect
+
+    with connect(url) as con, con.cursor() as cursor:
+        cursor.execute(MYSQL_PROBE)
+        version, database, tables, schema_on, digests = cursor.fetchone() or ("", "", 0, "OFF", "NO")
+    kept = str(schema_on).upper() in ("ON", "1") and digests == "YES"
+    log = "statement digests kept" if kept else "no statement digests: no query log (performance_schema = ON, a restart)"
+    return EngineStatus("warehouse", "up", f"MySQL {version}, database {database}: {tables} tables; {log}")
 
 
 def _pubsub(settings: Settings) -> list[EngineStatus]:

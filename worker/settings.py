@@ -77,15 +77,19 @@ class RedisSettings(Section):
         return value
 
 
+# A server warehouse's engine and the URL schemes it is reached by.
+SERVER_SCHEMES = {"postgres": ("postgresql", "postgres"), "mysql": ("mysql", "mariadb")}
+
+
 class WarehouseSettings(Section):
-    engine: Literal["duckdb", "bigquery", "postgres"]
+    engine: Literal["duckdb", "bigquery", "postgres", "mysql"]
     duckdb_path: Path
     bigquery_project: str
     bigquery_datasets: list[str]
     bigquery_location: str
     bigquery_endpoint: str
-    postgres_url: SecretStr
-    postgres_schemas: list[str]
+    url: SecretStr
+    schemas: list[str]
     reconcile_interval: float = Field(gt=0)
     jobs_poll_interval: float = Field(ge=0)
     sql_dialect: str  # a sqlglot dialect, checked where queries are parsed (worker/warehouse/joins.py): sqlglot is slow to import
@@ -94,8 +98,16 @@ class WarehouseSettings(Section):
 
     @property
     def query_dialect(self) -> str:
-        """The dialect of the queries learned from: PostgreSQL's own log is always in its own."""
-        return "postgres" if self.engine == "postgres" else self.sql_dialect
+        """The dialect of the queries learned from: a server's own log is always in its own."""
+        return self.engine if self.engine in SERVER_SCHEMES else self.sql_dialect
+
+    @model_validator(mode="after")
+    def _url_for_the_engine(self) -> WarehouseSettings:
+        if self.engine in SERVER_SCHEMES:
+            schemes = SERVER_SCHEMES[self.engine]
+            if urlsplit(self.url.get_secret_value()).scheme not in schemes:
+                raise ValueError(f"warehouse.url: engine {self.engine} needs a URL {' or '.join(f'{scheme}://' for scheme in schemes)}user@host/database")
+        return self
 
 
 class PubsubSettings(Section):
@@ -378,6 +390,7 @@ class Settings(BaseModel):
         data = self.model_dump(mode="python")
         data["neo4j"]["password"] = MASK if self.neo4j.password.get_secret_value() else ""
         data["redis"]["url"] = mask_url(self.redis.url.get_secret_value())
+        data["warehouse"]["url"] = mask_url(self.warehouse.url.get_secret_value())
         data["serve"]["token"] = MASK if self.serve.token.get_secret_value() else ""
         return _plain(data)
 

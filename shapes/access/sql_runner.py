@@ -1,4 +1,4 @@
-"""run_sql's runner: the sqlglot check, then the query on DuckDB, BigQuery or PostgreSQL (shapes/run_sql.py says how)."""
+"""run_sql's runner: the sqlglot check, then the query on DuckDB, BigQuery, PostgreSQL or MySQL (shapes/run_sql.py says how)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 DUCKDB_SCHEMA = "main"  # where DuckDB looks for an unqualified table
 POSTGRES_SCHEMA = "public"  # and PostgreSQL, on its default search_path
+MYSQL_TIMED_OUT = (1969, 3024)  # MariaDB's max_statement_time, MySQL's max_execution_time
 
 
 def check_query(sql: str, dialect: str) -> exp.Query:
@@ -99,7 +100,12 @@ class SqlRunner:
         if conf.engine == "postgres":
             from worker.shared.postgres_client import database_name
 
-            return database_name(conf.postgres_url.get_secret_value()), POSTGRES_SCHEMA
+            return database_name(conf.url.get_secret_value()), POSTGRES_SCHEMA
+        if conf.engine == "mysql":
+            from worker.shared.mysql_client import database_name
+
+            name = database_name(conf.url.get_secret_value())
+            return name, name  # lakegraph's connection reads from the URL's database
         return self.settings.duckdb_file.stem, DUCKDB_SCHEMA
 
     def __call__(self, sql: str) -> SqlResult:
@@ -110,7 +116,7 @@ class SqlRunner:
     def _rows(self, sql: str) -> SqlResult:
         """The rows of a query already checked, timed."""
         began = perf_counter()
-        run = {"bigquery": self._bigquery, "postgres": self._postgres}.get(self.settings.warehouse.engine, self._duckdb)
+        run = {"bigquery": self._bigquery, "postgres": self._postgres, "mysql": self._mysql}.get(self.settings.warehouse.engine, self._duckdb)
         result = run(sql)
         return SqlResult(**{**result.__dict__, "milliseconds": round((perf_counter() - began) * 1000, 1)})
 
@@ -167,7 +173,7 @@ class SqlRunner:
         from worker.shared.postgres_client import connect
 
         timeout = f"-c statement_timeout={int(self.budget.sql_timeout * 1000)}"
-        with connect(self.settings.warehouse.postgres_url.get_secret_value(), options=timeout) as con:
+        with connect(self.settings.warehouse.url.get_secret_value(), options=timeout) as con:
             con.read_only = True
             con.autocommit = False
             try:
@@ -181,3 +187,29 @@ class SqlRunner:
                 raise ShapeError(f"PostgreSQL refused the query: {str(err).strip().splitlines()[0]}") from None
         truncated = len(rows) > self.budget.sql_max_rows
         return SqlResult(sql, "postgres", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)
+
+    def _mysql(self, sql: str) -> SqlResult:
+        """In a read-only transaction (a write the server itself refuses), cut at the time limit by
+        the server: MariaDB's max_statement_time, MySQL's max_execution_time."""
+        import pymysql
+
+        from worker.shared.mysql_client import connect
+
+        timeout = self.budget.sql_timeout
+        with connect(self.settings.warehouse.url.get_secret_value(), read_timeout=timeout + 10) as con, con.cursor() as cursor:
+            try:
+                mariadb = "MariaDB" in con.get_server_info()
+                cursor.execute(f"SET SESSION max_statement_time = {timeout:g}" if mariadb else f"SET SESSION max_execution_time = {int(timeout * 1000)}")
+                cursor.execute("START TRANSACTION READ ONLY")
+                cursor.execute(sql)
+                rows = cursor.fetchmany(self.budget.sql_max_rows + 1)
+                columns = [column[0] for column in cursor.description or []]
+                cursor.execute("ROLLBACK")
+            except pymysql.err.OperationalError as err:
+                if err.args and err.args[0] in MYSQL_TIMED_OUT:
+                    raise ShapeError(f"time limit reached: the query ran past {timeout:g} s and was stopped") from None
+                raise ShapeError(f"MySQL refused the query: {err.args[-1]}") from None
+            except pymysql.Error as err:
+                raise ShapeError(f"MySQL refused the query: {err.args[-1] if err.args else err}") from None
+        truncated = len(rows) > self.budget.sql_max_rows
+        return SqlResult(sql, "mysql", columns, [[_plain(value) for value in row] for row in rows[: self.budget.sql_max_rows]], truncated)

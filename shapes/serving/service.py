@@ -246,8 +246,8 @@ class Shapes:
     def warehouse_configured(self) -> bool:
         if self.settings.warehouse.engine == "bigquery":
             return bool(self.settings.warehouse.bigquery_project)
-        if self.settings.warehouse.engine == "postgres":
-            return bool(self.settings.warehouse.postgres_url.get_secret_value())
+        if self.settings.warehouse.engine in ("postgres", "mysql"):
+            return bool(self.settings.warehouse.url.get_secret_value())
         return self.settings.duckdb_file.exists()
 
     def refresh_gauges(self) -> None:

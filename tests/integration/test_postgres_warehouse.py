@@ -14,6 +14,7 @@ from neo4j import Driver
 from shapes.access.sql_runner import SqlRunner
 from shapes.spec.exceptions import ShapeError
 from tests.conftest import Neo4jService, runtime_settings
+from tests.integration.shop_catalogue import COLUMN_COMMENT, TABLE_COMMENT, assert_shop_catalogue
 from tests.services.postgres import PostgresServer
 from worker.bridge.columns import IdentifierColumn
 from worker.bridge.scan import ValueScanner
@@ -26,10 +27,10 @@ from worker.warehouse.statements_poller import StatementsPoller
 
 pytestmark = pytest.mark.timeout(300)
 
-SHOP = """
+SHOP = f"""
 CREATE TABLE customers (id integer PRIMARY KEY, email text NOT NULL, region text);
-COMMENT ON TABLE customers IS 'People who bought at least once';
-COMMENT ON COLUMN customers.region IS 'Sales region, as the CRM spells it';
+COMMENT ON TABLE customers IS '{TABLE_COMMENT}';
+COMMENT ON COLUMN customers.region IS '{COLUMN_COMMENT}';
 CREATE TABLE orders (id integer PRIMARY KEY, customer_id integer REFERENCES customers (id), placed date, total numeric(10, 2));
 CREATE TABLE order_lines (order_id integer, line integer, sku text, PRIMARY KEY (order_id, line));
 CREATE TABLE shipments (id uuid PRIMARY KEY, order_id integer, line integer, FOREIGN KEY (order_id, line) REFERENCES order_lines (order_id, line));
@@ -70,7 +71,7 @@ def components(shop: str, neo4j_service: Neo4jService, graph: Driver, tmp_path: 
     settings = runtime_settings(
         tmp_path / "state",
         neo4j={"uri": neo4j_service.uri, "password": neo4j_service.password},
-        warehouse={"engine": "postgres", "postgres_url": shop},
+        warehouse={"engine": "postgres", "url": shop},
         embeddings={"provider": "none"},
     )
     with Components.open(settings) as opened:
@@ -91,25 +92,7 @@ def learned(driver: Driver) -> tuple[int, list[str]]:
 def test_the_catalogue_becomes_the_graph(components: Components, graph: Driver) -> None:
     report, _ = components.load_warehouse()
     assert report.database == "shop" and set(report.schemas) == {"public", "crm"}
-    tables = {row["id"]: row for row in graph.execute_query("MATCH (t:Table) RETURN t.id AS id, t.kind AS kind, t.description AS description").records}
-    assert set(tables) == {f"shop.public.{name}" for name in ("customers", "orders", "order_lines", "shipments", "big_orders")} | {"shop.crm.accounts"}
-    assert tables["shop.public.big_orders"]["kind"] == "VIEW"
-    assert tables["shop.public.customers"]["description"] == "People who bought at least once"
-    columns = graph.execute_query(
-        "MATCH (:Table {id: 'shop.public.customers'})-[:HAS_COLUMN]->(c) RETURN c.name AS name, c.description AS description, c.is_primary_key AS key ORDER BY c.position"
-    ).records
-    assert [(row["name"], row["description"], row["key"]) for row in columns] == [
-        ("id", None, True),
-        ("email", None, False),
-        ("region", "Sales region, as the CRM spells it", False),
-    ]
-    references = {(row["a"], row["b"]) for row in graph.execute_query("MATCH (a:Column)-[:REFERENCES]->(b:Column) RETURN a.id AS a, b.id AS b").records}
-    assert references == {
-        ("shop.public.orders.customer_id", "shop.public.customers.id"),
-        ("shop.public.shipments.order_id", "shop.public.order_lines.order_id"),  # a composite key, column by column
-        ("shop.public.shipments.line", "shop.public.order_lines.line"),
-        ("shop.crm.accounts.customer_id", "shop.public.customers.id"),  # into another schema
-    }
+    assert_shop_catalogue(graph, "public")
 
 
 def test_each_query_run_is_learned_once_across_restart_and_reset(components: Components, graph: Driver, postgres_server: PostgresServer) -> None:

@@ -76,7 +76,7 @@ def test_bad_values_name_the_key_and_the_allowed_values(monkeypatch: pytest.Monk
     with pytest.raises(LakegraphError) as caught:
         load_settings()
     assert "warehouse.engine" in str(caught.value)
-    assert "'duckdb', 'bigquery' or 'postgres'" in str(caught.value)
+    assert "'duckdb', 'bigquery', 'postgres' or 'mysql'" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,7 @@ def test_the_query_history_is_polled_where_the_warehouse_keeps_one() -> None:
     """BigQuery's jobs and PostgreSQL's pg_stat_statements, every jobs_poll_interval; DuckDB keeps no history."""
     from worker.celery_app import beat_schedule
 
-    postgres = load_settings(warehouse={"engine": "postgres", "postgres_url": "postgresql://lakegraph@db:5432/shop", "jobs_poll_interval": 60})
+    postgres = load_settings(warehouse={"engine": "postgres", "url": "postgresql://lakegraph@db:5432/shop", "jobs_poll_interval": 60})
     assert beat_schedule(postgres)["poll-jobs"] == {"task": names.POLL_JOBS, "schedule": 60}
     assert postgres.warehouse.query_dialect == "postgres"  # its log is in its own dialect, whatever sql_dialect says
     assert "poll-jobs" not in beat_schedule(load_settings(warehouse={"jobs_poll_interval": 60}))

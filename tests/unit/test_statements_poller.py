@@ -56,3 +56,20 @@ def test_a_url_names_its_database() -> None:
         database_name("postgresql://lakegraph@db:5432")
     with pytest.raises(LakegraphError, match="does not parse"):
         database_name("postgresql://[::1")
+
+
+def test_a_mysql_url_names_its_server_and_database() -> None:
+    from worker.shared.mysql_client import Server, server
+
+    assert server("mysql://lake%40graph:p%2Fw@db.internal:3307/shop") == Server("db.internal", 3307, "lake@graph", "p/w", "shop")
+    assert server("mariadb://root@127.0.0.1/crm").port == 3306
+    with pytest.raises(LakegraphError, match="names no database"):
+        server("mysql://root@db")
+
+
+def test_a_server_engine_needs_a_url_of_its_kind() -> None:
+    from worker.settings import MASK, load_settings
+
+    with pytest.raises(LakegraphError, match="engine mysql needs a URL mysql:// or mariadb://"):
+        load_settings(warehouse={"engine": "mysql", "url": "postgresql://x@db/shop"})
+    assert load_settings(warehouse={"engine": "mysql", "url": "mysql://x:secret@db/shop"}).masked()["warehouse"]["url"] == f"mysql://x:{MASK}@db/shop"

@@ -1,6 +1,6 @@
 """Distinct values of an identifier column, with how many rows carry each, within a budget.
 
-DuckDB and PostgreSQL read at most `bridge.max_rows` rows of the column (counts then cover those rows, and the
+DuckDB, PostgreSQL and MySQL read at most `bridge.max_rows` rows of the column (counts then cover those rows, and the
 scan says it was cut). BigQuery bills a column's whole size whatever LIMIT says, so the scan is
 dry-run first and a column over `bridge.max_bytes` is refused (the caller records it); the real
 job runs with that cap as `maximum_bytes_billed`. Both keep the `max_values` values carrying the
@@ -30,6 +30,11 @@ SELECT value, count(*) AS n FROM (SELECT {column}::text AS value FROM {table} LI
 WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT %(max_values)s
 """
 POSTGRES_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
+MYSQL_VALUES = """
+SELECT value, count(*) AS n FROM (SELECT CAST({column} AS CHAR) AS value FROM {table} LIMIT %(max_rows)s) AS scanned
+WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT %(max_values)s
+"""
+MYSQL_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
 BIGQUERY_VALUES = """
 SELECT CAST({column} AS STRING) AS value, COUNT(*) AS n FROM {table}
 WHERE {column} IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT {max_values}
@@ -62,6 +67,8 @@ class ValueScanner:
             rows, cut = self._duckdb(column)
         elif self.settings.warehouse.engine == "postgres":
             rows, cut = self._postgres(column)
+        elif self.settings.warehouse.engine == "mysql":
+            rows, cut = self._mysql(column)
         else:
             rows, cut = self._bigquery(column), False
         kept = {value: n for value, n in rows if self.pattern.match(value) and bridgeable(value)}
@@ -88,12 +95,29 @@ class ValueScanner:
 
         table = _quoted(column.schema, '"') + "." + _quoted(column.table, '"')
         params = {"max_rows": self.budget.max_rows, "max_values": self.budget.max_values}
-        with connect(self.settings.warehouse.postgres_url.get_secret_value()) as con:
+        with connect(self.settings.warehouse.url.get_secret_value()) as con:
             try:
                 found = con.execute(MARKER + POSTGRES_VALUES.format(column=_quoted(column.column, '"'), table=table), params).fetchall()
                 read = con.execute(MARKER + POSTGRES_ROWS_READ.format(table=table), params).fetchone()
             except psycopg.Error as err:
                 raise LakegraphError(f"cannot read the values of {column.id}: {str(err).strip().splitlines()[0]}") from None
+        return [(str(value), int(n)) for value, n in found], bool(read and read[0] >= self.budget.max_rows)
+
+    def _mysql(self, column: IdentifierColumn) -> tuple[list[tuple[str, int]], bool]:
+        import pymysql
+
+        from worker.shared.mysql_client import connect
+
+        table = _quoted(column.schema, "`") + "." + _quoted(column.table, "`")
+        params = {"max_rows": self.budget.max_rows, "max_values": self.budget.max_values}
+        with connect(self.settings.warehouse.url.get_secret_value()) as con, con.cursor() as cursor:
+            try:
+                cursor.execute(MYSQL_VALUES.format(column=_quoted(column.column, "`"), table=table), params)
+                found = cursor.fetchall()
+                cursor.execute(MYSQL_ROWS_READ.format(table=table), params)
+                read = cursor.fetchone()
+            except pymysql.Error as err:
+                raise LakegraphError(f"cannot read the values of {column.id}: {err.args[-1] if err.args else err}") from None
         return [(str(value), int(n)) for value, n in found], bool(read and read[0] >= self.budget.max_rows)
 
     def _bigquery(self, column: IdentifierColumn) -> list[tuple[str, int]]:

@@ -23,9 +23,9 @@ def database_name(url: str) -> str:
     try:
         name = conninfo_to_dict(url).get("dbname")
     except psycopg.ProgrammingError as err:
-        raise LakegraphError(f"warehouse.postgres_url does not parse: {err}") from None
+        raise LakegraphError(f"warehouse.url does not parse: {err}") from None
     if not name:
-        raise LakegraphError("warehouse.postgres_url names no database: postgresql://user@host:5432/<database>")
+        raise LakegraphError("warehouse.url names no database: postgresql://user@host:5432/<database>")
     return str(name)
 
 

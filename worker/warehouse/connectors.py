@@ -1,5 +1,5 @@
 """Connectors: DuckDB (the local warehouse) and BigQuery, read through their information schemas
-(PostgreSQL's reads its catalogue: worker/warehouse/postgres.py).
+(PostgreSQL's and MySQL's: worker/warehouse/postgres.py, mysql.py).
 
 The BigQuery queries select only columns that both BigQuery and the local emulator provide.
 A composite foreign key is rebuilt in order: KEY_COLUMN_USAGE gives each referencing column's
@@ -255,5 +255,9 @@ def connector(settings: Settings) -> Connector:
     if conf.engine == "postgres":
         from worker.warehouse.postgres import PostgresConnector
 
-        return PostgresConnector(conf.postgres_url.get_secret_value(), list(conf.postgres_schemas))
+        return PostgresConnector(conf.url.get_secret_value(), list(conf.schemas))
+    if conf.engine == "mysql":
+        from worker.warehouse.mysql import MySQLConnector
+
+        return MySQLConnector(conf.url.get_secret_value(), list(conf.schemas))
     return BigQueryConnector(bigquery_client(settings), conf.bigquery_project, list(conf.bigquery_datasets))

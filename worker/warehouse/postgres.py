@@ -1,5 +1,7 @@
 """PostgreSQL as the warehouse: its catalogue read through pg_catalog (tables, views, columns in
-table order, comments, primary and foreign keys column by column in key order).
+table order, comments, primary and foreign keys column by column in key order), and its query log,
+pg_stat_statements (one row per role and normalized statement, counted since the statistics' last
+reset; a clean restart keeps them).
 
 pg_catalog rather than information_schema: the latter shows only what the role owns or has a
 privilege on, and has no comments.
@@ -8,10 +10,12 @@ privilege on, and has no comments.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC
 
 from worker.exceptions import EngineUnavailable
 from worker.shared.postgres_client import MARKER, connect, database_name
 from worker.warehouse.schema_snapshot import ColumnInfo, ForeignKey, Snapshot, TableInfo
+from worker.warehouse.statements_poller import Statement
 
 SCHEMAS = (
     MARKER
@@ -112,3 +116,32 @@ class PostgresConnector:
             if row["kind"] == "f"
         )
         return Snapshot(self.database, schema, infos, foreign, table)
+
+
+STATEMENTS = (
+    MARKER
+    + """
+SELECT s.userid::text || ':' || s.queryid::text AS key, s.calls, s.query, coalesce(r.rolname, '') AS role,
+       (SELECT stats_reset FROM pg_stat_statements_info) AS epoch
+FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid LEFT JOIN pg_roles r ON r.oid = s.userid
+WHERE s.toplevel AND d.datname = current_database() AND s.queryid IS NOT NULL
+"""
+)
+
+
+def read_statements(url: str) -> tuple[str, list[Statement]]:
+    """pg_stat_statements' top-level rows of the URL's database, lakegraph's own left out."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with connect(url) as con:
+        try:
+            rows = con.cursor(row_factory=dict_row).execute(STATEMENTS).fetchall()
+        except psycopg.errors.UndefinedTable:
+            raise EngineUnavailable(
+                f"pg_stat_statements is not installed in {database_name(url)}: add it to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements"
+            ) from None
+        except psycopg.Error as err:
+            raise EngineUnavailable(f"PostgreSQL refused the pg_stat_statements read: {str(err).strip().splitlines()[0][:200]}") from None
+    epoch = rows[0]["epoch"].astimezone(UTC).isoformat() if rows and rows[0]["epoch"] else ""
+    return epoch, [Statement(row["key"], row["calls"], row["query"], row["role"]) for row in rows if not row["query"].startswith(MARKER)]

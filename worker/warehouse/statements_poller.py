@@ -1,41 +1,30 @@
-"""PostgreSQL's query log: pg_stat_statements, polled from a watermark.
+"""A server's statement statistics as its query log: PostgreSQL's pg_stat_statements, MySQL's
+performance_schema digests, polled from a watermark.
 
-The view keeps one row per (role, database, normalized statement) with how many times it has run
-(`calls`), and no times. The watermark is the calls already counted for each row, with the time
-the statistics were last reset (`pg_stat_statements_info.stats_reset`); a poll counts each row's
-calls past it, as one event of that many runs, and moves the watermark in the transaction that
-counts them (QueryGraph.absorb's `then`), so a poll retried after a failure counts nothing twice.
-A restart keeps the statistics (they are saved at shutdown) and so the watermark holds; a reset, or
-a row evicted and seen again, starts its count from zero.
-
-Only top-level statements of the configured database that read or write data are learned from, never
-lakegraph's own (they start with MARKER). Failed statements never reach the view.
+Both keep one row per normalized statement with how many times it has run, and no times. The
+watermark is the calls already counted for each row (its key says since when its count runs), with
+the time the statistics were last reset where the engine says it; a poll counts each row's calls
+past it, as one event of that many runs, and moves the watermark in the transaction that counts
+them (QueryGraph.absorb's `then`), so a poll retried after a failure counts nothing twice. A reset,
+or a row evicted and seen again, starts its count from zero. Each engine's reader
+(worker/warehouse/postgres.py, mysql.py) says what its rows are; only data statements are learned
+from, and failed statements never reach either view.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from neo4j import Driver, ManagedTransaction
 
-from worker.exceptions import EngineUnavailable
 from worker.graph.schema import Label
-from worker.shared.postgres_client import MARKER, connect, database_name
 from worker.warehouse.audit_log import QueryEvent
 from worker.warehouse.query_graph import QueryGraph, QueryLogReport
 
-STATEMENTS = (
-    MARKER
-    + """
-SELECT s.userid::text || ':' || s.queryid::text AS key, s.calls, s.query, coalesce(r.rolname, '') AS role,
-       (SELECT stats_reset FROM pg_stat_statements_info) AS epoch
-FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid LEFT JOIN pg_roles r ON r.oid = s.userid
-WHERE s.toplevel AND d.datname = current_database() AND s.queryid IS NOT NULL
-"""
-)
 READ_WATERMARK = f"MATCH (d:{Label.DATABASE} {{id: $database}}) RETURN d.statements_watermark AS at"
 WRITE_WATERMARK = f"""
 MERGE (d:{Label.DATABASE} {{id: $database}})
@@ -45,14 +34,29 @@ SET d.statements_watermark = $at
 # Statements that read or write tables; the others (SET, SHOW, BEGIN, VACUUM, ...) teach no join.
 DATA_STATEMENT = re.compile(
     r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*"  # leading comments
-    r"(?:select|with|insert|update|delete|merge|table|values|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged)\s+)?(?:table|view|materialized\s+view))\b",
+    r"(?:use\s+[^;]+;\s*)?"  # the session's database, where a reader puts it before the statement
+    r"(?:select|with|insert|update|delete|merge|replace|table|values|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged)\s+)?(?:table|view|materialized\s+view))\b",
     re.IGNORECASE | re.DOTALL,
 )
 
 
+@dataclass(frozen=True)
+class Statement:
+    """One row of a server's statement statistics."""
+
+    key: str  # the row, and since when its count runs where the engine says (MySQL's FIRST_SEEN)
+    calls: int
+    query: str  # as it is parsed: after a USE of the session's database where the engine keeps it
+    user: str = ""
+
+
+# A server's statistics now: the time they were last reset ("" where the keys say it) and the rows.
+Reader = Callable[[], tuple[str, list[Statement]]]
+
+
 @dataclass
 class Watermark:
-    """The calls counted for each statement (`role oid:queryid`) since the statistics' last reset."""
+    """The calls counted for each statement since the statistics' last reset."""
 
     epoch: str = ""
     calls: dict[str, int] = field(default_factory=dict)
@@ -70,49 +74,39 @@ class Watermark:
 
 @dataclass
 class StatementsReport:
-    statements: int = 0  # rows of pg_stat_statements for this database
-    ran: int = 0  # of those, the ones with calls past the watermark
+    statements: int = 0  # rows of the statistics for this database
+    ran: int = 0  # of those, the data statements with calls past the watermark
     runs: int = 0  # and how many calls that is
     reset: bool = False  # the statistics were reset since the last poll: counted from zero
     absorbed: QueryLogReport | None = None
 
 
 class StatementsPoller:
-    def __init__(self, url: str, driver: Driver, database: str, queries: QueryGraph) -> None:
-        self.url = url
-        self.warehouse = database_name(url)
+    def __init__(self, engine: str, warehouse: str, read: Reader, driver: Driver, database: str, queries: QueryGraph) -> None:
+        """`warehouse`: the database the rows are of (its Database node keeps the watermark)."""
+        self.engine = engine
+        self.warehouse = warehouse
+        self.read = read
         self.driver = driver
         self.database = database
         self.queries = queries
 
     def poll(self, now: datetime | None = None) -> StatementsReport:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        with connect(self.url) as con:
-            try:
-                rows = con.cursor(row_factory=dict_row).execute(STATEMENTS).fetchall()
-            except psycopg.errors.UndefinedTable:
-                raise EngineUnavailable(
-                    f"pg_stat_statements is not installed in {self.warehouse}: add it to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements"
-                ) from None
-            except psycopg.Error as err:
-                raise EngineUnavailable(f"PostgreSQL refused the pg_stat_statements read: {str(err).strip().splitlines()[0][:200]}") from None
+        epoch, rows = self.read()
         records = self.driver.execute_query(READ_WATERMARK, database=self.warehouse, database_=self.database).records
         before = Watermark.parse(records[0]["at"] if records else None)
-        epoch = rows[0]["epoch"].astimezone(UTC).isoformat() if rows and rows[0]["epoch"] else before.epoch
         report = StatementsReport(statements=len(rows), reset=bool(before.epoch) and epoch != before.epoch)
         counted = {} if report.reset else before.calls
         at = (now or datetime.now(UTC)).isoformat()
-        after = Watermark(epoch, {row["key"]: row["calls"] for row in rows})
+        after = Watermark(epoch, {row.key: row.calls for row in rows})
         events = []
         for row in rows:
-            if row["query"].startswith(MARKER) or not DATA_STATEMENT.match(row["query"]):
+            if not DATA_STATEMENT.match(row.query):
                 continue
-            already = counted.get(row["key"], 0)
-            runs = row["calls"] - already if row["calls"] >= already else row["calls"]  # fewer: the row was reset or evicted
+            already = counted.get(row.key, 0)
+            runs = row.calls - already if row.calls >= already else row.calls  # fewer: the row was reset or evicted
             if runs > 0:
-                events.append(QueryEvent(f"postgres:{self.warehouse}:{epoch}:{row['key']}:{row['calls']}", row["query"], row["role"], at, False, (), runs))
+                events.append(QueryEvent(f"{self.engine}:{self.warehouse}:{epoch}:{row.key}:{row.calls}", row.query, row.user, at, False, (), runs))
         report.ran, report.runs = len(events), sum(event.runs for event in events)
 
         def move(tx: ManagedTransaction) -> None:
