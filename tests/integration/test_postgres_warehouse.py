@@ -4,6 +4,7 @@ run_sql and the bridge's value scan on it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from neo4j import Driver
 from shapes.access.sql_runner import SqlRunner
 from shapes.spec.exceptions import ShapeError
 from tests.conftest import Neo4jService, runtime_settings
+from tests.helpers import clean_env, run_cli
 from tests.integration.shop_catalogue import COLUMN_COMMENT, TABLE_COMMENT, assert_shop_catalogue
 from tests.services.postgres import PostgresServer
 from worker.bridge.columns import IdentifierColumn
@@ -128,6 +130,25 @@ def test_each_query_run_is_learned_once_across_restart_and_reset(components: Com
         "MATCH (:Column {id: 'shop.crm.accounts.customer_id'})-[j:JOINS_WITH]-(:Column {id: 'shop.public.customers.id'}) RETURN j.executions AS n"
     ).records
     assert quoted and quoted[0]["n"] == 1  # another schema, a quoted mixed-case column in the same query
+
+
+def test_load_warehouse_reads_the_catalogue_and_the_statements(
+    shop: str, neo4j_service: Neo4jService, graph: Driver, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """What a user runs first: `lakegraph load warehouse` on the server, its log learned at once."""
+    analyst(postgres_server, ANALYST_QUERY)
+    env = clean_env(
+        **neo4j_service.env(),
+        LAKEGRAPH_STATE_DIR=str(tmp_path / "state"),
+        LAKEGRAPH_WAREHOUSE__ENGINE="postgres",
+        LAKEGRAPH_WAREHOUSE__URL=shop,
+        LAKEGRAPH_EMBEDDINGS__PROVIDER="none",
+    )
+    result = run_cli("load", "warehouse", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "shop.crm: 1 tables" in result.stdout and "shop.public: 5 tables" in result.stdout
+    assert re.search(r"statement statistics: \d+ statements, \d+ with \d+ new runs, [1-9]\d* join pairs updated", result.stdout), result.stdout
+    assert learned(graph)[0] >= 1
 
 
 def test_lakegraphs_own_reads_teach_nothing(components: Components, graph: Driver, postgres_server: PostgresServer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,7 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
                 "glossary": None if terms is None else terms.__dict__,
                 "relearned": None if loaded.relearned is None else loaded.relearned.__dict__,
                 "query_logs": logs,
+                "statements": None if loaded.statements is None else asdict(loaded.statements),
                 "bridge": bridged.__dict__,
             }
         )
@@ -119,6 +121,9 @@ def load_warehouse(ctx: Context, as_json: bool) -> None:
         highlight=False,
         markup=False,
     )
+    if (statements := loaded.statements) is not None:
+        pairs = statements.absorbed.pairs if statements.absorbed else 0
+        out.print(f"statement statistics: {statements.statements} statements, {statements.ran} with {statements.runs} new runs, {pairs} join pairs updated")
     out.print(bridged.summary(), highlight=False, markup=False)
 
 

@@ -58,7 +58,8 @@ def absorb_queries(events: list[dict]) -> dict:
 
 @app.task(name=task_names.POLL_JOBS, base=WarehouseTask)
 def poll_jobs() -> dict | None:
-    """The warehouse's query history since the watermark: BigQuery's jobs (without a sink), PostgreSQL's pg_stat_statements."""
+    """The warehouse's query history since the watermark: BigQuery's jobs (without a sink),
+    PostgreSQL's pg_stat_statements, MySQL's statement digests."""
     driver, where = context.graph()
     poller = history_poller(context.settings(), driver, where.database, context.query_graph())
     return None if poller is None else asdict(poller.poll())

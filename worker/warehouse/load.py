@@ -1,5 +1,5 @@
 """The one-shot warehouse load's metadata part: every schema, the glossary, the audit-log files
-(and PostgreSQL's statement statistics).
+(and a PostgreSQL or MySQL server's statement statistics).
 Components.load_warehouse runs it, then the bridge — what `lakegraph load warehouse` and
 `lakegraph demo` both run."""
 
@@ -26,7 +26,7 @@ class WarehouseLoadReport:
     glossary: GlossaryReport | None = None
     relearned: RelearnReport | None = None  # queries absorbed before their tables, credited now
     query_logs: list[dict] = field(default_factory=list)
-    statements: StatementsReport | None = None  # PostgreSQL's pg_stat_statements, read once
+    statements: StatementsReport | None = None  # a server's statement statistics, read once
 
 
 def load_metadata(sync: WarehouseSync, progress: Progress = lambda stage, done, total: None) -> WarehouseLoadReport:
@@ -41,5 +41,5 @@ def load_metadata(sync: WarehouseSync, progress: Progress = lambda stage, done, 
         report.query_logs.append(ingest(path, sync.queries, sync))
     progress("query logs", len(files), len(files))
     if isinstance(poller := history_poller(sync.settings, sync.driver, sync.database, sync.queries), StatementsPoller):
-        report.statements = poller.poll()  # PostgreSQL's log is only polled: what it holds now, learned now
+        report.statements = poller.poll()  # a server's log is only polled: what it holds now, learned now
     return report
