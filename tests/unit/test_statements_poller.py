@@ -73,3 +73,22 @@ def test_a_server_engine_needs_a_url_of_its_kind() -> None:
     with pytest.raises(LakegraphError, match="engine mysql needs a URL mysql:// or mariadb://"):
         load_settings(warehouse={"engine": "mysql", "url": "postgresql://x@db/shop"})
     assert load_settings(warehouse={"engine": "mysql", "url": "mysql://x:secret@db/shop"}).masked()["warehouse"]["url"] == f"mysql://x:{MASK}@db/shop"
+
+
+@pytest.mark.parametrize(
+    ("read", "url", "says"),
+    [
+        ("postgres", "postgresql://lakegraph@127.0.0.1:1/shop", "PostgreSQL unreachable"),
+        ("mysql", "mysql://lakegraph@127.0.0.1:1/shop", "MySQL unreachable"),
+    ],
+)
+def test_a_server_that_is_down_is_a_transient_error_naming_it(read: str, url: str, says: str) -> None:
+    """The poll task retries it with backoff (EngineUnavailable is transient), then parks it as a problem."""
+    from worker.exceptions import EngineUnavailable
+    from worker.tasks.context import TRANSIENT_ERRORS
+    from worker.warehouse import mysql, postgres
+
+    reader = {"postgres": postgres.read_statements, "mysql": mysql.read_statements}[read]
+    with pytest.raises(EngineUnavailable, match=says) as caught:
+        reader(url)
+    assert isinstance(caught.value, TRANSIENT_ERRORS)
