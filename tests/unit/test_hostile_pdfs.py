@@ -56,6 +56,10 @@ def test_every_fuzzed_real_pdf_loads_or_is_refused_with_a_reason_and_the_termina
     assert any(message.startswith("pypdf: ") for message in caplog.messages), "they go to the log, at debug level"
 
 
+# A stop that lands in a garbage-collector callback or a finalizer is reported by Python and dropped
+# there; the watchdog raises it again until the parse ends (worker/documents/time_limit.py), which
+# is what this test holds. The report is expected, not a leak.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_parse_past_its_time_limit_is_refused_in_any_thread() -> None:
     rules = replace(RULES, parse_seconds=0.5)
     results: dict[str, object] = {}
