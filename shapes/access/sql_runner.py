@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from worker.shared.grants import Grant
 
 DUCKDB_SCHEMA = "main"  # where DuckDB looks for an unqualified table
-POSTGRES_SCHEMA = "public"  # and PostgreSQL, on its default search_path
 MYSQL_TIMED_OUT = (1969, 3024)  # MariaDB's max_statement_time, MySQL's max_execution_time
 
 
@@ -98,9 +97,9 @@ class SqlRunner:
         if conf.engine == "bigquery":
             return conf.bigquery_project, ""
         if conf.engine == "postgres":
-            from worker.shared.postgres_client import database_name
+            from worker.shared.postgres_client import DEFAULT_SCHEMA, database_name
 
-            return database_name(conf.url.get_secret_value()), POSTGRES_SCHEMA
+            return database_name(conf.url.get_secret_value()), DEFAULT_SCHEMA
         if conf.engine == "mysql":
             from worker.shared.mysql_client import database_name
 

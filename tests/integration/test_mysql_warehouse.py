@@ -123,6 +123,19 @@ def test_each_query_run_is_learned_once_across_restart_and_truncation(components
     assert learned(graph, other) == 1
 
 
+def test_a_table_changed_on_the_server_is_read_again_within_one_poll(components: Components, graph: Driver, mariadb_server: MariaDBServer) -> None:
+    components.load_warehouse()
+    poller = history_poller(components.settings, graph, components.database, components.query_graph, on_table=components.warehouse.sync_table)
+    assert isinstance(poller, StatementsPoller)
+    poller.poll()
+    with pymysql.connect(host="127.0.0.1", port=mariadb_server.port, user="root", database="crm", autocommit=True) as con, con.cursor() as cursor:
+        cursor.execute("CREATE TABLE notes (id INT PRIMARY KEY, account_id INT, body TEXT COMMENT 'What the account manager wrote')")
+    report = poller.poll()
+    assert "crm.notes" in report.tables_changed
+    rows = graph.execute_query("MATCH (:Table {id: 'shop.crm.notes'})-[:HAS_COLUMN]->(c) RETURN c.name AS name, c.description AS description").records
+    assert {row["name"]: row["description"] for row in rows} == {"id": None, "account_id": None, "body": "What the account manager wrote"}
+
+
 def test_run_sql_and_the_value_scan_read_mysql(components: Components, shop: str) -> None:
     settings = components.settings
     runner = SqlRunner(settings)

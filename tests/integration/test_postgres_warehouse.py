@@ -151,6 +151,33 @@ def test_load_warehouse_reads_the_catalogue_and_the_statements(
     assert learned(graph)[0] >= 1
 
 
+def test_a_table_changed_on_the_server_is_read_again_within_one_poll(components: Components, graph: Driver, postgres_server: PostgresServer) -> None:
+    components.load_warehouse()
+    poller = history_poller(components.settings, graph, components.database, components.query_graph, on_table=components.warehouse.sync_table)
+    assert isinstance(poller, StatementsPoller)
+    poller.poll()
+
+    def columns(table: str) -> dict[str, str | None]:
+        rows = graph.execute_query("MATCH (:Table {id: $id})-[:HAS_COLUMN]->(c) RETURN c.name AS name, c.description AS description", id=table).records
+        return {row["name"]: row["description"] for row in rows}
+
+    with psycopg.connect(postgres_server.url_of("shop"), autocommit=True) as con:
+        con.execute("CREATE TABLE returns (id integer PRIMARY KEY, order_id integer REFERENCES orders (id))")
+        con.execute("ALTER TABLE crm.accounts ADD COLUMN tier text")
+        con.execute("COMMENT ON COLUMN crm.accounts.tier IS 'Gold, silver or bronze'")
+    report = poller.poll()
+    assert {"public.returns", "crm.accounts"} <= set(report.tables_changed)
+    assert set(columns("shop.public.returns")) == {"id", "order_id"}
+    assert columns("shop.crm.accounts")["tier"] == "Gold, silver or bronze"
+    keys = graph.execute_query("MATCH (:Column {id: 'shop.public.returns.order_id'})-[:REFERENCES]->(c) RETURN c.id AS id").records
+    assert [row["id"] for row in keys] == ["shop.public.orders.id"]
+
+    with psycopg.connect(postgres_server.url_of("shop"), autocommit=True) as con:
+        con.execute("DROP TABLE returns")
+    poller.poll()
+    assert not graph.execute_query("MATCH (t:Table {id: 'shop.public.returns'}) RETURN t").records
+
+
 def test_lakegraphs_own_reads_teach_nothing(components: Components, graph: Driver, postgres_server: PostgresServer) -> None:
     components.load_warehouse()  # the catalogue read, then a first poll
     components.load_warehouse()

@@ -7,7 +7,7 @@ import pytest
 
 from worker.exceptions import LakegraphError
 from worker.shared.postgres_client import database_name
-from worker.warehouse.statements_poller import DATA_STATEMENT, Watermark
+from worker.warehouse.statements_poller import DATA_STATEMENT, SCHEMA_CHANGE, Watermark, changed_tables
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,26 @@ def test_a_server_that_is_down_is_a_transient_error_naming_it(read: str, url: st
     with pytest.raises(EngineUnavailable, match=says) as caught:
         reader(url)
     assert isinstance(caught.value, TRANSIENT_ERRORS)
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "tables"),
+    [
+        ("CREATE TABLE returns (id integer PRIMARY KEY, order_id integer REFERENCES orders (id))", "postgres", {("public", "returns"), ("public", "orders")}),
+        ("ALTER TABLE crm.accounts ADD COLUMN tier text", "postgres", {("crm", "accounts")}),
+        ("DROP TABLE IF EXISTS old_orders, crm.legacy", "postgres", {("public", "old_orders"), ("crm", "legacy")}),
+        ("COMMENT ON COLUMN crm.accounts.tier IS 'Gold, silver'", "postgres", {("crm", "accounts")}),
+        ("COMMENT ON TABLE customers IS 'People'", "postgres", {("public", "customers")}),
+        ("USE `shop`;\nALTER TABLE `orders` ADD COLUMN `tier` TEXT", "mysql", {("shop", "orders")}),
+        ("CREATE TABLE `crm` . `notes` ( ID INTEGER )", "mysql", {("crm", "notes")}),
+        ("RENAME TABLE `orders` TO `purchases`", "mysql", set()),  # not parsed: left to the reconcile
+    ],
+)
+def test_a_ddl_statement_names_the_tables_to_read_again(sql: str, dialect: str, tables: set[tuple[str, str]]) -> None:
+    default = "public" if dialect == "postgres" else None
+    assert SCHEMA_CHANGE.match(sql) or not tables
+    assert changed_tables(sql, dialect, default) == tables
+
+
+def test_data_statements_change_no_table_definition() -> None:
+    assert not SCHEMA_CHANGE.match("SELECT * FROM orders") and not SCHEMA_CHANGE.match("INSERT INTO t SELECT 1")

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import psycopg
 
 MARKER = "/* lakegraph */ "
+DEFAULT_SCHEMA = "public"  # where an unqualified table is, on PostgreSQL's default search_path
 CONNECT_TIMEOUT = 10  # seconds
 
 

@@ -59,9 +59,10 @@ def absorb_queries(events: list[dict]) -> dict:
 @app.task(name=task_names.POLL_JOBS, base=WarehouseTask)
 def poll_jobs() -> dict | None:
     """The warehouse's query history since the watermark: BigQuery's jobs (without a sink),
-    PostgreSQL's pg_stat_statements, MySQL's statement digests."""
+    PostgreSQL's pg_stat_statements, MySQL's statement digests (whose DDL statements also have
+    the tables they change read again)."""
     driver, where = context.graph()
-    poller = history_poller(context.settings(), driver, where.database, context.query_graph())
+    poller = history_poller(context.settings(), driver, where.database, context.query_graph(), on_table=context.warehouse().sync_table)
     return None if poller is None else asdict(poller.poll())
 
 

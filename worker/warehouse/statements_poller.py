@@ -39,6 +39,36 @@ DATA_STATEMENT = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
+# Statements that change a table's definition: the tables they name are read again at once.
+SCHEMA_CHANGE = re.compile(
+    r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(?:use\s+[^;]+;\s*)?(?:create|alter|drop|comment\s+on)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def changed_tables(sql: str, dialect: str, default_schema: str | None) -> set[tuple[str, str]]:
+    """The (schema, table) of each table a statement creates, alters, drops or comments on (and
+    those it names beside them: a key's target, an index's table); an unqualified table is in the
+    schema a USE before it names, else in `default_schema` (None: left to the reconcile)."""
+    import sqlglot
+    from sqlglot import exp
+
+    from worker.shared.sql_failures import PARSER_FAILURES
+
+    try:
+        statements = sqlglot.parse(sql, read=dialect)
+    except PARSER_FAILURES:
+        return set()
+    found: set[tuple[str, str]] = set()
+    for statement in statements:
+        if isinstance(statement, exp.Use):
+            default_schema = statement.this.name if statement.this else default_schema
+        elif isinstance(statement, exp.Comment) and isinstance(statement.this, exp.Column):
+            found.add((statement.this.db or default_schema or "", statement.this.table))
+        elif isinstance(statement, exp.Create | exp.Alter | exp.Drop | exp.Comment):
+            found |= {(table.db or default_schema or "", table.name) for table in statement.find_all(exp.Table)}
+    return {(schema, table) for schema, table in found if schema and table}
+
 
 @dataclass(frozen=True)
 class Statement:
@@ -79,17 +109,32 @@ class StatementsReport:
     runs: int = 0  # and how many calls that is
     reset: bool = False  # the statistics were reset since the last poll: counted from zero
     absorbed: QueryLogReport | None = None
+    tables_changed: list[str] = field(default_factory=list)  # schema.table read again after a DDL statement ran
 
 
 class StatementsPoller:
-    def __init__(self, engine: str, warehouse: str, read: Reader, driver: Driver, database: str, queries: QueryGraph) -> None:
-        """`warehouse`: the database the rows are of (its Database node keeps the watermark)."""
+    def __init__(
+        self,
+        engine: str,
+        warehouse: str,
+        read: Reader,
+        driver: Driver,
+        database: str,
+        queries: QueryGraph,
+        default_schema: str | None = None,
+        on_table: Callable[[str, str], object] | None = None,
+    ) -> None:
+        """`warehouse`: the database the rows are of (its Database node keeps the watermark);
+        `on_table(schema, table)`: a table a DDL statement changed is read again (the metadata sync),
+        `default_schema` being where an unqualified one is."""
         self.engine = engine
         self.warehouse = warehouse
         self.read = read
         self.driver = driver
         self.database = database
         self.queries = queries
+        self.default_schema = default_schema
+        self.on_table = on_table
 
     def poll(self, now: datetime | None = None) -> StatementsReport:
         epoch, rows = self.read()
@@ -99,14 +144,16 @@ class StatementsPoller:
         counted = {} if report.reset else before.calls
         at = (now or datetime.now(UTC)).isoformat()
         after = Watermark(epoch, {row.key: row.calls for row in rows})
-        events = []
+        events, changed = [], set()
         for row in rows:
-            if not DATA_STATEMENT.match(row.query):
-                continue
             already = counted.get(row.key, 0)
             runs = row.calls - already if row.calls >= already else row.calls  # fewer: the row was reset or evicted
-            if runs > 0:
+            if runs <= 0:
+                continue
+            if DATA_STATEMENT.match(row.query):
                 events.append(QueryEvent(f"{self.engine}:{self.warehouse}:{epoch}:{row.key}:{row.calls}", row.query, row.user, at, False, (), runs))
+            if self.on_table is not None and SCHEMA_CHANGE.match(row.query):
+                changed |= changed_tables(row.query, self.engine, self.default_schema)
         report.ran, report.runs = len(events), sum(event.runs for event in events)
 
         def move(tx: ManagedTransaction) -> None:
@@ -117,4 +164,8 @@ class StatementsPoller:
         elif after != before:
             with self.driver.session(database=self.database) as session:
                 session.execute_write(move)
+        for schema, table in sorted(changed):  # after the watermark moved: a failed read is the reconcile's to repair
+            if self.on_table is not None:
+                self.on_table(schema, table)
+            report.tables_changed.append(f"{schema}.{table}")
         return report
