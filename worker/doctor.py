@@ -31,7 +31,8 @@ MYSQL_PROBE = """
 SELECT VERSION(), DATABASE(),
        (SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('information_schema', 'mysql', 'performance_schema', 'sys')),
        @@performance_schema,
-       (SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'statements_digest')
+       (SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'statements_digest'),
+       @@performance_schema_max_digest_length
 """
 STORAGE_COUNT_CAP = 10_000
 
@@ -161,9 +162,9 @@ def _mysql(url: str) -> EngineStatus:
 
     with connect(url) as con, con.cursor() as cursor:
         cursor.execute(MYSQL_PROBE)
-        version, database, tables, schema_on, digests = cursor.fetchone() or ("", "", 0, "OFF", "NO")
+        version, database, tables, schema_on, digests, cut = cursor.fetchone() or ("", "", 0, "OFF", "NO", 0)
     kept = str(schema_on).upper() in ("ON", "1") and digests == "YES"
-    log = "statement digests kept" if kept else "no statement digests: no query log (performance_schema = ON, a restart)"
+    log = f"statement digests kept, cut at {cut:,} bytes" if kept else "no statement digests: no query log (performance_schema = ON, a restart)"
     return EngineStatus("warehouse", "up", f"MySQL {version}, database {database}: {tables} tables; {log}")
 
 
