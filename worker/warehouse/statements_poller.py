@@ -31,19 +31,17 @@ MERGE (d:{Label.DATABASE} {{id: $database}})
 ON CREATE SET d.name = $database
 SET d.statements_watermark = $at
 """
+# What comes before a statement's first word: comments, and the USE of the session's database a
+# reader puts there.
+LEAD = r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(?:use\s+[^;]+;\s*)?"
 # Statements that read or write tables; the others (SET, SHOW, BEGIN, VACUUM, ...) teach no join.
 DATA_STATEMENT = re.compile(
-    r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*"  # leading comments
-    r"(?:use\s+[^;]+;\s*)?"  # the session's database, where a reader puts it before the statement
-    r"(?:select|with|insert|update|delete|merge|replace|table|values|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged)\s+)?(?:table|view|materialized\s+view))\b",
+    LEAD
+    + r"(?:select|with|insert|update|delete|merge|replace|table|values|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged)\s+)?(?:table|view|materialized\s+view))\b",
     re.IGNORECASE | re.DOTALL,
 )
-
 # Statements that change a table's definition: the tables they name are read again at once.
-SCHEMA_CHANGE = re.compile(
-    r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(?:use\s+[^;]+;\s*)?(?:create|alter|drop|comment\s+on)\b",
-    re.IGNORECASE | re.DOTALL,
-)
+SCHEMA_CHANGE = re.compile(LEAD + r"(?:create|alter|drop|comment\s+on)\b", re.IGNORECASE | re.DOTALL)
 
 
 def changed_tables(sql: str, dialect: str, default_schema: str | None) -> set[tuple[str, str]]:
