@@ -188,7 +188,7 @@ PAGE = """<!doctype html>
 </main>
 <script>
 const text = (tag, content, cls) => { const el = document.createElement(tag); el.textContent = content; if (cls) el.className = cls; return el; };
-let names = {}, titles = {}, lastFind = null;
+let names = {}, titles = {}, lastFind = null, finds = 0;
 const MEMBERS_PAGE_TOKENS = __MEMBERS_PAGE_TOKENS__;
 const refresh = document.getElementById("refresh"), refreshStatus = document.getElementById("refresh-status");
 refresh.onclick = async () => {  // shown only to a grant with the themes-refresh capability
@@ -286,10 +286,12 @@ function placeOf(found) {
 }
 async function find(q, folder) {
   lastFind = [q, folder];
+  const asked = ++finds;
   document.getElementById("q").value = q;
   document.getElementById("folder").value = folder;
   const query = new URLSearchParams({q: q, folder: folder});
   const answer = await (await fetch("/themes/documents?" + query)).json();
+  if (asked !== finds) return;  // a later search, or the same after a newer run, answers instead: never an older answer over it
   const box = document.getElementById("found");
   box.replaceChildren();
   if (!answer.documents.length) { box.append(text("p", "No document under " + (folder || "any folder") + " has a title holding " + JSON.stringify(q) + ".")); return; }
