@@ -29,12 +29,12 @@ POSTGRES_VALUES = """
 SELECT value, count(*) AS n FROM (SELECT {column}::text AS value FROM {table} LIMIT %(max_rows)s) AS scanned
 WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT %(max_values)s
 """
-POSTGRES_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
+# How many rows a server's scan read (PostgreSQL's and MySQL's drivers take the same parameter style).
+SERVER_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
 MYSQL_VALUES = """
 SELECT value, count(*) AS n FROM (SELECT CAST({column} AS CHAR) AS value FROM {table} LIMIT %(max_rows)s) AS scanned
 WHERE value IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT %(max_values)s
 """
-MYSQL_ROWS_READ = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %(max_rows)s) AS scanned"
 BIGQUERY_VALUES = """
 SELECT CAST({column} AS STRING) AS value, COUNT(*) AS n FROM {table}
 WHERE {column} IS NOT NULL GROUP BY value ORDER BY n DESC, value LIMIT {max_values}
@@ -98,7 +98,7 @@ class ValueScanner:
         with connect(self.settings.warehouse.url.get_secret_value()) as con:
             try:
                 found = con.execute(MARKER + POSTGRES_VALUES.format(column=_quoted(column.column, '"'), table=table), params).fetchall()
-                read = con.execute(MARKER + POSTGRES_ROWS_READ.format(table=table), params).fetchone()
+                read = con.execute(MARKER + SERVER_ROWS_READ.format(table=table), params).fetchone()
             except psycopg.Error as err:
                 raise LakegraphError(f"cannot read the values of {column.id}: {str(err).strip().splitlines()[0]}") from None
         return [(str(value), int(n)) for value, n in found], bool(read and read[0] >= self.budget.max_rows)
@@ -114,7 +114,7 @@ class ValueScanner:
             try:
                 cursor.execute(MYSQL_VALUES.format(column=_quoted(column.column, "`"), table=table), params)
                 found = cursor.fetchall()
-                cursor.execute(MYSQL_ROWS_READ.format(table=table), params)
+                cursor.execute(SERVER_ROWS_READ.format(table=table), params)
                 read = cursor.fetchone()
             except pymysql.Error as err:
                 raise LakegraphError(f"cannot read the values of {column.id}: {err.args[-1] if err.args else err}") from None
